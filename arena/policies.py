@@ -1,0 +1,264 @@
+"""Built-in policies: ``random`` and ``greedy``.
+
+They decide from an ``Observation`` alone (what a bot behind the protocol
+gets), so the sample bots are these policies behind the client library, and
+``arena simulate`` runs them in-process.  Every play is checked with the
+engine's ``simulate_play`` before it is returned; if a plan turns out illegal
+the policy falls back to simpler plays, down to a plain legal discard.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from arena.cards import JOKER, Card, rank_of, suit_of
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.melds import MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value
+from arena.rules.observation import Observation
+from arena.rules.options import RuleSet
+from arena.rules.search import candidate_melds, finishing_play
+from arena.rules.turn import TurnView, simulate_play
+
+
+class Policy(Protocol):
+    def draw(self, obs: Observation) -> str: ...
+
+    def play(self, obs: Observation) -> Play: ...
+
+
+def _legal(rules: RuleSet, view: TurnView, play: Play) -> bool:
+    try:
+        simulate_play(rules, view, play)
+        return True
+    except IllegalAction:
+        return False
+
+
+def _discardable(view: TurnView, cards: list[Card]) -> list[Card]:
+    return [c for c in cards if not (view.took_discard and c == view.drawn)]
+
+
+def fallback_play(rules: RuleSet, view: TurnView) -> Play:
+    """The simplest legal play: discard the drawn card or the highest card, else search."""
+    order = ([view.drawn] if view.drawn is not None else []) + sorted(view.hand, reverse=True)
+    for c in _discardable(view, order):
+        p = Play((), c)
+        if _legal(rules, view, p):
+            return p
+    found = finishing_play(rules, view)
+    if found is None:
+        raise IllegalAction("no legal play found")
+    return found
+
+
+class RandomPolicy:
+    """Uniform over a sensible set of legal moves: each legal plain discard, and each
+    single meld the hand allows followed by a random discard."""
+
+    def __init__(self, rules: RuleSet, seed: int = 0) -> None:
+        self.rules = rules
+        self.rng = random.Random(seed)
+
+    def draw(self, obs: Observation) -> str:
+        return self.rng.choice(obs.legal_draws) if obs.legal_draws else STOCK
+
+    def play(self, obs: Observation) -> Play:
+        view = obs.turn_view()
+        options: list[Play] = [Play((), c) for c in sorted(set(_discardable(view, view.hand)))]
+        for m in candidate_melds(view.hand, self.rules):
+            rest = list(view.hand)
+            for c in m:
+                rest.remove(c)
+            ds = _discardable(view, rest)
+            options.append(Play((Meld(m),), self.rng.choice(ds) if ds else None))
+        self.rng.shuffle(options)
+        for p in options:
+            if _legal(self.rules, view, p):
+                return p
+        return fallback_play(self.rules, view)
+
+
+def _value(c: Card, rules: RuleSet) -> int:
+    return rules.values.card(c, rules.ace_is_high)
+
+
+def _in_partial(c: Card, hand: list[Card], rules: RuleSet) -> bool:
+    """Whether ``c`` has a partner for a set or run in ``hand`` (two of a rank, or near in suit)."""
+    if is_wild_card(c, rules):
+        return True
+    r, s = rank_of(c), suit_of(c)
+    seen_self = False
+    for o in hand:
+        if o == c and not seen_self:
+            seen_self = True
+            continue
+        if o == JOKER:
+            continue
+        ro = rank_of(o)
+        if ro == r and (suit_of(o) != s or not rules.set_distinct_suits):
+            return True
+        if suit_of(o) == s and 0 < abs(ro - r) <= 2:
+            return True
+    return False
+
+
+class GreedyPolicy:
+    """Opens and melds as soon as it can, lays off, swaps wilds when useful, and
+    discards its highest-value card that is in no partial meld."""
+
+    def __init__(self, rules: RuleSet, seed: int = 0) -> None:
+        self.rules = rules
+
+    # -- draw -------------------------------------------------------------
+    def draw(self, obs: Observation) -> str:
+        if DISCARD not in obs.legal_draws or not obs.discard:
+            return STOCK
+        top = obs.discard[-1]
+        if not obs.opened[obs.seat] and self.rules.take_discard_before_opening == "only_to_open":
+            return DISCARD  # legal only when an opening with it exists
+        if is_wild_card(top, self.rules):
+            return DISCARD
+        if obs.must_go_out_to_meld:
+            return STOCK
+        hand = obs.hand
+        r, s = rank_of(top), suit_of(top)
+        same_rank = {suit_of(c) for c in hand if c != JOKER and rank_of(c) == r and (suit_of(c) != s or not self.rules.set_distinct_suits)}
+        if len(same_rank) >= 2:
+            return DISCARD
+        suited = {rank_of(c) for c in hand if c != JOKER and suit_of(c) == s}
+        if (r - 1 in suited and r + 1 in suited) or (r - 1 in suited and r - 2 in suited) or (r + 1 in suited and r + 2 in suited):
+            return DISCARD
+        return STOCK
+
+    # -- play -------------------------------------------------------------
+    def play(self, obs: Observation) -> Play:
+        rules = self.rules
+        view = obs.turn_view()
+        plan = self._plan(obs, view)
+        for actions in plan:
+            p = self._finish(view, actions)
+            if p is not None:
+                return p
+        return fallback_play(rules, view)
+
+    def _plan(self, obs: Observation, view: TurnView) -> list[list[TableAction]]:
+        """Candidate action lists, best first (the caller adds the discard and checks)."""
+        rules = self.rules
+        seat = obs.seat
+        hand = list(view.hand)
+        cands = candidate_melds(hand, rules)
+        if not cands and not (view.opened or rules.initial_meld == 0):
+            return [[]]
+        scored = []
+        for m in cands:
+            try:
+                shape = form_meld(list(m), rules)
+            except MeldError:
+                continue
+            scored.append((m, shape, opening_value(shape, rules)))
+        opened = view.opened
+        limit = rules.melds_per_turn if rules.melds_per_turn and not obs.must_go_out_to_meld else 99
+        chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
+        rest = list(hand)
+        if opened:
+            scored.sort(key=lambda x: (-len(x[0]), -x[2]))
+        else:
+            scored.sort(key=lambda x: -x[2])
+        total = 0
+        for m, shape, value in scored:
+            if len(chosen) >= limit:
+                break
+            trial = list(rest)
+            try:
+                for c in m:
+                    trial.remove(c)
+            except ValueError:
+                continue
+            rest = trial
+            chosen.append((m, shape))
+            total += value
+        if not opened and total < view.requirement:
+            chosen, rest = [], list(hand)
+        melds_now = opened or bool(chosen)
+        actions: list[TableAction] = [Meld(m) for m, _ in chosen]
+        # lay-offs onto table melds and the new ones
+        table = [m.copy() for m in view.melds]
+        for k, (_m, shape) in enumerate(chosen):
+            shape = shape.copy()
+            shape.id, shape.owner = len(view.melds) + k, seat
+            table.append(shape)
+        may_layoff = melds_now or rules.initial_meld == 0
+        has_own = any(m.owner == seat for m in table)
+        layoffs: list[TableAction] = []
+        swaps: list[TableAction] = []
+        if may_layoff and (rules.layoff != "after_own_meld" or has_own):
+            for c in sorted(rest, key=lambda c: (c == JOKER, -_value(c, rules))):
+                for m in table:
+                    if rules.layoff == "own" and m.owner != seat:
+                        continue
+                    trial_meld = m.copy()
+                    try:
+                        lay_off(trial_meld, c, rules)
+                    except MeldError:
+                        continue
+                    table[table.index(m)] = trial_meld
+                    layoffs.append(LayOff(m.id, (c,)))
+                    rest.remove(c)
+                    break
+            if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
+                for m in table[: len(view.melds)]:
+                    for i, w in enumerate(m.wild):
+                        if not w or m.kind != "run":
+                            continue
+                        want = m.stands_for(i)
+                        if want in rest and not rules.swapped_wild_must_be_melded:
+                            swaps.append(Swap(m.id, want))
+                            rest.remove(want)
+                            break
+        full = actions + layoffs + swaps
+        options = [full, actions + layoffs, actions, []]
+        if obs.must_go_out_to_meld:
+            options = [full, []]
+        seen: list[list[TableAction]] = []
+        for o in options:
+            if o not in seen:
+                seen.append(o)
+        return seen
+
+    def _finish(self, view: TurnView, actions: list[TableAction]) -> Play | None:
+        """Add the best discard to ``actions`` and return the play if legal."""
+        rules = self.rules
+        rest = list(view.hand)
+        try:
+            for a in actions:
+                if isinstance(a, Swap):
+                    rest.remove(a.card)
+                    rest.append(JOKER)  # placeholder: the wild comes back to the hand
+                else:
+                    for c in a.cards:
+                        rest.remove(c)
+        except ValueError:
+            return None
+        if not rest:
+            p = Play(tuple(actions), None)
+            return p if _legal(rules, view, p) else None
+        ordered = sorted(
+            _discardable(view, [c for c in rest if c != JOKER] or rest),
+            key=lambda c: (_in_partial(c, rest, rules), -_value(c, rules)),
+        )
+        for c in ordered[:3]:
+            p = Play(tuple(actions), c)
+            if _legal(rules, view, p):
+                return p
+        return None
+
+
+POLICIES = {"random": RandomPolicy, "greedy": GreedyPolicy}
+
+
+def make_policy(name: str, rules: RuleSet, seed: int = 0) -> Policy:
+    try:
+        return POLICIES[name](rules, seed)
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; expected one of {', '.join(POLICIES)}") from None

@@ -1,0 +1,485 @@
+"""The game state machine (RULES.md sections 2, 3, 5, 6, 7, 8).
+
+One ``Game`` object moves through deals and turns.  Every operation comes as
+``verify_x`` (raises ``IllegalAction`` with a reason naming the rule),
+``can_x`` (bool) and ``x`` (applies it and returns the record entries it
+produced): ``draw``, ``play`` and ``forfeit``.  An illegal action changes
+nothing.  Deals start and end by themselves; when the game is over
+``phase`` is ``OVER`` and ``placings()`` gives the full placing.
+
+Rule source: ``shared/RULES.md`` (built from ``shared/seeds``); every option
+of RULES 9 is a field of ``RuleSet``.  Randomness comes only from the game
+seed: the deck of deal d is a function of (seed, d), and the k-th later
+random act of a deal of (seed, d, k) (RULES 2.3), so a deal replays exactly
+under any seating.
+
+The record (``log``) holds every action and its effect, including private
+ones (hands, drawn cards); ``public_event`` says what every seat may see.
+"""
+
+from __future__ import annotations
+
+import random
+from enum import Enum
+from typing import Any
+
+from arena.cards import Card, full_deck, rank_of, text, texts
+from arena.rules import search
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
+from arena.rules.melds import TableMeld, hand_value, is_wild_card
+from arena.rules.observation import Observation, meld_to_data
+from arena.rules.options import RuleSet, RulesError
+from arena.rules.turn import TurnView, simulate_play
+
+# Not a rule: a guard so that no game, whatever the bots do, runs forever.  A game
+# still going after this many deals ends as if its end condition had been met.
+MAX_DEALS = 1000
+
+Entry = dict[str, Any]
+
+
+class Phase(str, Enum):
+    DRAW = "draw"
+    PLAY = "play"
+    OVER = "over"
+
+
+class Game:
+    def __init__(self, rules: RuleSet, players: int, seed: int) -> None:
+        lo, hi = rules.players
+        if not lo <= players <= hi:
+            raise RulesError(f"players: {rules.name} is played by {lo} to {hi} players, not {players} (RULES 10)")
+        self.rules = rules
+        self.n = players
+        self.seed = seed
+        self.totals = [0] * players
+        self.in_game = [True] * players
+        self.left_in_deal: list[int | None] = [None] * players  # elimination (RULES 8)
+        self.forfeited: list[int] = []
+        self.deal_no = 0
+        self.deal_scores: list[list[int]] = []
+        self.log: list[Entry] = []
+        self.end_reason = ""
+        # deal state, set by _start_deal
+        self.hands: list[list[Card]] = [[] for _ in range(players)]
+        self.stock: list[Card] = []  # top is the end
+        self.discard: list[Card] = []  # top is the end
+        self.melds: list[TableMeld] = []
+        self.dead: list[Card] = []  # hands of players who forfeited mid-deal
+        self.opened = [False] * players
+        self.played_before = [False] * players
+        self.phase = Phase.DRAW
+        self.turn = 0
+        self.current = 0
+        self.rebuilds = 0
+        self.random_acts = 0
+        self.skip_draw: int | None = None
+        self.drawn: Card | None = None
+        self.took_discard = False
+        self.deck_size = 0
+        self.dealer = self._first_dealer()
+        self._start_deal()
+
+    # ------------------------------------------------------------------ seats
+    def active(self) -> list[int]:
+        return [s for s in range(self.n) if self.in_game[s]]
+
+    def left_of(self, seat: int) -> int:
+        """The next seat clockwise that is still in the game (RULES 2.1)."""
+        for k in range(1, self.n + 1):
+            s = (seat + k) % self.n
+            if self.in_game[s]:
+                return s
+        return seat
+
+    # -------------------------------------------------------------- randomness
+    def _rng(self, *parts: object) -> random.Random:
+        return random.Random("/".join(str(p) for p in (self.seed, *parts)))
+
+    def _act_rng(self) -> random.Random:
+        rng = self._rng("deal", self.deal_no, "act", self.random_acts)
+        self.random_acts += 1
+        return rng
+
+    def _first_dealer(self) -> int:
+        """Highest card deals; ties draw again; a wild counts lowest (RULES 2.2)."""
+        r = self.rules
+        deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
+        self._rng("first-dealer").shuffle(deck)
+        drawing = list(range(self.n))
+        draws: list[list[str]] = []
+        while True:
+            got = {s: deck.pop() for s in drawing}
+            draws.append([text(got[s]) for s in drawing])
+
+            def strength(c: Card) -> int:
+                if is_wild_card(c, r):
+                    return 0
+                k = rank_of(c)
+                return 14 if k == 1 and r.ace != "low" else k
+
+            best = max(strength(c) for c in got.values())
+            drawing = [s for s in drawing if strength(got[s]) == best]
+            if len(drawing) == 1:
+                self.log.append({"e": "game_start", "seed": self.seed, "players": self.n, "first_dealer_draws": draws, "dealer": drawing[0]})
+                return drawing[0]
+            if len(deck) < len(drawing):  # pragma: no cover - needs more ties than a deck holds
+                deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
+                self._rng("first-dealer", len(draws)).shuffle(deck)
+
+    # ------------------------------------------------------------------- deals
+    def _start_deal(self) -> None:
+        r = self.rules
+        self.deal_no += 1
+        seats = self.active()
+        count = len(seats)
+        deck = full_deck(r.count_value("decks", count), r.count_value("jokers", count))
+        self._rng("deal", self.deal_no).shuffle(deck)
+        self.deck_size = len(deck)
+        self.random_acts = 0
+        self.hands = [[] for _ in range(self.n)]
+        order = []
+        s = self.dealer
+        for _ in range(count):
+            s = self.left_of(s)
+            order.append(s)
+        for _ in range(r.count_value("hand_size", count)):
+            for s in order:
+                self.hands[s].append(deck.pop())
+        self.skip_draw = None
+        if r.first_player_extra_card:
+            self.hands[order[0]].append(deck.pop())
+            self.skip_draw = order[0]
+        upcard = deck.pop()
+        returned: list[str] = []
+        if r.reshuffle_turned_joker:
+            while is_wild_card(upcard, r) and any(not is_wild_card(c, r) for c in deck):
+                deck.insert(self._act_rng().randint(0, len(deck)), upcard)
+                returned.append(text(upcard))
+                upcard = deck.pop()
+        self.stock = deck
+        self.discard = [upcard]
+        self.melds = []
+        self.dead = []
+        self.opened = [False] * self.n
+        self.played_before = [False] * self.n
+        self.turn = 0
+        self.rebuilds = 0
+        self.log.append({
+            "e": "deal_start", "deal": self.deal_no, "dealer": self.dealer,
+            "hands": [texts(h) for h in self.hands], "upcard": text(upcard),
+            "returned_wilds": returned, "stock_size": len(self.stock),
+        })
+        self.current = order[0]
+        self._begin_turn()
+
+    def _begin_turn(self) -> None:
+        self.drawn = None
+        self.took_discard = False
+        if self.skip_draw == self.current:
+            self.skip_draw = None
+            self.phase = Phase.PLAY
+            return
+        self.phase = Phase.DRAW
+        if not self.stock and self.rules.upcard_after_rebuild:
+            self._rebuild(upcard=True)
+
+    def _rebuild(self, upcard: bool) -> bool:
+        """Turn the discard pile into a new stock (RULES 6.3); False if the deal ended instead."""
+        r = self.rules
+        if r.max_stock_rebuilds is not None and self.rebuilds >= r.max_stock_rebuilds:
+            self._end_deal(None, "stock_exhausted")
+            return False
+        if len(self.discard) < (2 if upcard else 1):
+            self._end_deal(None, "stock_exhausted")
+            return False
+        new = list(self.discard)
+        if r.stock_exhausted == "reshuffle":
+            self._act_rng().shuffle(new)
+        else:
+            new.reverse()
+        self.stock = new
+        self.discard = [self.stock.pop()] if upcard else []
+        self.rebuilds += 1
+        self.log.append({"e": "rebuild", "stock_size": len(self.stock), "upcard": text(self.discard[-1]) if upcard else None})
+        return True
+
+    def _end_deal(self, out: int | None, reason: str) -> None:
+        r = self.rules
+        seats = self.active()
+        values = [hand_value(self.hands[s], r) if self.in_game[s] else 0 for s in range(self.n)]
+        rummy = out is not None and not self.played_before[out]
+        mult = 2 if rummy and r.rummy_bonus == "double" else 1
+        scores = [0] * self.n
+        if r.scoring == "penalty":
+            for s in seats:
+                if s != out:
+                    scores[s] += values[s] * mult
+            if rummy and r.rummy_bonus == "plus10":
+                scores[out] -= 10  # type: ignore[index]
+        else:
+            if out is not None:
+                winners = [out]
+                owed = {s: values[s] for s in seats if s != out}
+            else:
+                low = min(values[s] for s in seats)
+                winners = [s for s in seats if values[s] == low]
+                owed = {s: values[s] - low for s in seats if s not in winners}
+            share = sum(owed.values()) // len(winners)
+            for w in winners:
+                scores[w] += share * mult
+            if r.scoring == "settle":
+                for s, v in owed.items():
+                    scores[s] -= v * mult
+            if rummy and r.rummy_bonus == "plus10":
+                scores[out] += 10  # type: ignore[index]
+        for s in range(self.n):
+            self.totals[s] += scores[s]
+        self.deal_scores.append(scores)
+        eliminated: list[int] = []
+        if r.end == "elimination":
+            eliminated = [s for s in seats if self.totals[s] >= r.target]
+            for s in eliminated:
+                self.in_game[s] = False
+                self.left_in_deal[s] = self.deal_no
+        self.log.append({
+            "e": "deal_end", "deal": self.deal_no, "out": out, "rummy": rummy, "reason": reason,
+            "hands": [texts(h) for h in self.hands], "hand_values": values, "scores": scores,
+            "totals": list(self.totals), "eliminated": eliminated,
+        })
+        self.phase = Phase.OVER  # until the next deal starts
+        remaining = self.active()
+        if len(remaining) < 2:
+            return self._finish("elimination" if r.end == "elimination" else "forfeit")
+        if r.end == "target" and any(self.totals[s] >= r.target for s in remaining):
+            return self._finish("target")
+        if r.end == "deals" and self.deal_no >= (r.deals or 0):
+            return self._finish("deals")
+        if self.deal_no >= MAX_DEALS:
+            return self._finish("deal_cap")
+        self.dealer = self.left_of(self.dealer)
+        self._start_deal()
+
+    def _finish(self, reason: str) -> None:
+        self.phase = Phase.OVER
+        self.end_reason = reason
+        self.log.append({"e": "game_end", "reason": reason, "totals": list(self.totals), "placings": self.placings()})
+
+    # ------------------------------------------------------------ information
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def requirement(self, seat: int) -> int:
+        """Points ``seat`` still needs to open (RULES 5.1); 0 once opened or with no minimum."""
+        if self.opened[seat]:
+            return 0
+        im = self.rules.initial_meld
+        if im == "czech":
+            return 15 + 5 * sum(1 for s in self.active() if self.totals[s] > self.totals[seat])
+        return im
+
+    def turn_view(self) -> TurnView:
+        s = self.current
+        return TurnView(s, self.deal_no, self.hands[s], self.melds, self.opened[s], self.requirement(s),
+                        self.drawn, self.took_discard, self.played_before[s])
+
+    def legal_draws(self) -> list[str]:
+        if self.phase is not Phase.DRAW:
+            return []
+        return [STOCK, DISCARD] if self._can_take_discard() else [STOCK]
+
+    def observation(self, seat: int) -> Observation:
+        mine = seat == self.current
+        return Observation(
+            seat=seat, deal=self.deal_no, turn=self.turn, phase=self.phase.value, dealer=self.dealer,
+            current=self.current, hand=list(self.hands[seat]),
+            drawn=self.drawn if mine else None, took_discard=self.took_discard if mine else False,
+            discard=list(self.discard), stock_size=len(self.stock),
+            hand_sizes=[len(h) for h in self.hands], totals=list(self.totals), in_game=list(self.in_game),
+            opened=list(self.opened), melds=list(self.melds), opening_requirement=self.requirement(seat),
+            rebuilds=self.rebuilds, must_go_out_to_meld=self.deal_no in self.rules.meld_all_at_once_deals,
+            played_before=self.played_before[seat],
+            legal_draws=self.legal_draws() if mine else [],
+        )
+
+    def placings(self) -> list[int]:
+        """Standard competition ranking of every seat, 1 = best (RULES 8)."""
+        sign = 1 if self.rules.scoring == "penalty" else -1
+        keys = []
+        for s in range(self.n):
+            if s in self.forfeited:
+                keys.append((2, -self.forfeited.index(s), 0))
+            elif self.left_in_deal[s] is not None:
+                keys.append((1, -self.left_in_deal[s], sign * self.totals[s]))  # type: ignore[operator]
+            else:
+                keys.append((0, 0, sign * self.totals[s]))
+        return [1 + sum(1 for k in keys if k < keys[s]) for s in range(self.n)]
+
+    def card_count(self) -> int:
+        """Every card of the deal's deck, wherever it is (for conservation checks)."""
+        return (sum(len(h) for h in self.hands) + len(self.stock) + len(self.discard)
+                + sum(len(m.cards) for m in self.melds) + len(self.dead))
+
+    # ------------------------------------------------------------------- draw
+    def _can_take_discard(self) -> bool:
+        """Taking the discard needs a legal way to finish the turn (RULES 3.1)."""
+        if not self.discard:
+            return False
+        top = self.discard[-1]
+        s = self.current
+        view = TurnView(s, self.deal_no, self.hands[s] + [top], self.melds, self.opened[s], self.requirement(s),
+                        top, True, self.played_before[s])
+        if not self.opened[s] and self.rules.take_discard_before_opening == "only_to_open":
+            return search.finishing_play(self.rules, view) is not None
+        if any(c != top for c in self.hands[s]):
+            return True
+        return search.finishing_play(self.rules, view) is not None
+
+    def verify_draw(self, source: str) -> None:
+        if self.phase is not Phase.DRAW:
+            raise IllegalAction(f"it is not time to draw (phase is {self.phase.value}) (RULES 3)")
+        if source == STOCK:
+            return
+        if source != DISCARD:
+            raise IllegalAction(f"draw source must be \"stock\" or \"discard\", not {source!r} (RULES 3.1)")
+        if not self.discard:
+            raise IllegalAction("the discard pile is empty (RULES 3.1)")
+        if not self._can_take_discard():
+            if not self.opened[self.current] and self.rules.take_discard_before_opening == "only_to_open":
+                raise IllegalAction(
+                    "before opening you may take the discard only to open with it this turn, and no such opening exists "
+                    "(take_discard_before_opening = only_to_open, RULES 3.1)"
+                )
+            raise IllegalAction("taking the discard would leave no legal way to finish the turn (RULES 3.1)")
+
+    def can_draw(self, source: str) -> bool:
+        try:
+            self.verify_draw(source)
+        except IllegalAction:
+            return False
+        return True
+
+    def draw(self, source: str) -> list[Entry]:
+        self.verify_draw(source)
+        start = len(self.log)
+        entry: Entry = {"e": "draw", "seat": self.current, "source": source}
+        self.log.append(entry)
+        if source == DISCARD:
+            card = self.discard.pop()
+            self.took_discard = True
+        else:
+            if not self.stock:
+                if self.rules.stock_exhausted == "end":
+                    self._end_deal(None, "stock_exhausted")
+                    return self.log[start:]
+                if not self._rebuild(upcard=False):
+                    return self.log[start:]
+            card = self.stock.pop()
+        entry["card"] = text(card)
+        self.hands[self.current].append(card)
+        self.drawn = card
+        self.phase = Phase.PLAY
+        return self.log[start:]
+
+    # ------------------------------------------------------------------- play
+    def verify_play(self, play: Play) -> None:
+        if self.phase is not Phase.PLAY:
+            raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
+        simulate_play(self.rules, self.turn_view(), play)
+
+    def can_play(self, play: Play) -> bool:
+        try:
+            self.verify_play(play)
+        except IllegalAction:
+            return False
+        return True
+
+    def play(self, play: Play) -> list[Entry]:
+        if self.phase is not Phase.PLAY:
+            raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
+        outcome = simulate_play(self.rules, self.turn_view(), play)
+        start = len(self.log)
+        seat = self.current
+        self.hands[seat] = outcome.hand
+        self.melds = outcome.melds
+        self.opened[seat] = outcome.opened
+        entry: Entry = {"e": "play", "seat": seat, **play_to_data(play)}
+        if outcome.effects:
+            entry["melds"] = [meld_to_data(self.melds[fx["meld"]]) for fx in outcome.effects]
+        self.log.append(entry)
+        if outcome.discard is not None:
+            self.discard.append(outcome.discard)
+        if outcome.out:
+            self._end_deal(seat, "out")
+            return self.log[start:]
+        if outcome.table_played:
+            self.played_before[seat] = True
+        self.turn += 1
+        if self.turn >= self.rules.max_turns:
+            self._end_deal(None, "turn_cap")
+            return self.log[start:]
+        self.current = self.left_of(seat)
+        self._begin_turn()
+        return self.log[start:]
+
+    # ---------------------------------------------------------------- forfeit
+    def forfeit(self, seat: int, reason: str = "") -> list[Entry]:
+        """``seat`` leaves the game, placed last; the others play on while two remain."""
+        if self.over or not self.in_game[seat]:
+            return []
+        start = len(self.log)
+        self.in_game[seat] = False
+        self.forfeited.append(seat)
+        self.dead.extend(self.hands[seat])
+        self.hands[seat] = []
+        self.log.append({"e": "forfeit", "seat": seat, "reason": reason})
+        if len(self.active()) < 2:
+            self._finish("forfeit")
+        elif seat == self.current:
+            self.current = self.left_of(seat)
+            self._begin_turn()
+        return self.log[start:]
+
+    # --------------------------------------------------------------- defaults
+    def safe_play(self) -> Play:
+        """A legal play for the referee's ``default`` policy: discard the drawn card if allowed."""
+        view = self.turn_view()
+        candidates = ([self.drawn] if self.drawn is not None and not self.took_discard else []) + sorted(set(view.hand), reverse=True)
+        for c in candidates:
+            p = Play((), c)
+            try:
+                simulate_play(self.rules, view, p)
+                return p
+            except IllegalAction:
+                continue
+        found = search.finishing_play(self.rules, view)
+        if found is None:  # pragma: no cover - the draw was checked to leave a finish
+            raise IllegalAction("no legal play exists")
+        return found
+
+
+def public_event(entry: Entry) -> Entry | None:
+    """What every seat may see of a record entry (no hands, no stock cards)."""
+    e = entry["e"]
+    if e == "deal_start":
+        return {"kind": "deal_start", "deal": entry["deal"], "dealer": entry["dealer"],
+                "hand_sizes": [len(h) for h in entry["hands"]], "upcard": entry["upcard"],
+                "stock_size": entry["stock_size"]}
+    if e == "draw":
+        out = {"kind": "draw", "seat": entry["seat"], "source": entry["source"]}
+        if entry["source"] == DISCARD:
+            out["card"] = entry["card"]
+        return out
+    if e == "play":
+        out = {"kind": "play", "seat": entry["seat"], "actions": entry["actions"], "discard": entry["discard"]}
+        return out
+    if e == "deal_end":
+        return {"kind": "deal_end", **{k: entry[k] for k in ("deal", "out", "rummy", "reason", "hand_values", "scores", "totals", "eliminated")}}
+    if e == "rebuild":
+        return {"kind": "rebuild", "stock_size": entry["stock_size"], "upcard": entry["upcard"]}
+    if e == "forfeit":
+        return {"kind": "forfeit", "seat": entry["seat"], "reason": entry["reason"]}
+    if e == "game_end":
+        return {"kind": "game_end", "reason": entry["reason"], "totals": entry["totals"], "placings": entry["placings"]}
+    return None

@@ -1,0 +1,317 @@
+"""The rule set: every option of RULES.md section 9 as one immutable, validated value.
+
+``RuleSet`` holds resolved option values; ``resolve(preset, overrides)`` builds
+one from a preset of ``presets.py`` plus overrides given by option name (as in
+a tournament file), and rejects impossible combinations with one sentence that
+names the option.  ``to_data()`` gives the plain form stored in records and
+resolved tournament files, and ``from_data`` reads it back.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from arena.cards import RANK_NAMES, CardError, parse_rank
+from arena.rules.values import ValueTable, value_table_from_data
+
+Ace = Literal["low", "high_or_low", "wrap"]
+JokerSwap = Literal["none", "any", "after_opening"]
+TakeDiscard = Literal["yes", "only_to_open"]
+Layoff = Literal["any", "after_own_meld", "own"]
+GoOut = Literal["any", "discard"]
+RummyBonus = Literal["none", "double", "plus10"]
+StockExhausted = Literal["turn_over", "reshuffle", "end"]
+Scoring = Literal["winner_collects", "settle", "penalty"]
+End = Literal["target", "deals", "elimination"]
+
+# (lowest player count, highest player count, value)
+PerCount = tuple[tuple[int, int, int], ...]
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ace": ("low", "high_or_low", "wrap"),
+    "joker_swap": ("none", "any", "after_opening"),
+    "take_discard_before_opening": ("yes", "only_to_open"),
+    "layoff": ("any", "after_own_meld", "own"),
+    "go_out": ("any", "discard"),
+    "rummy_bonus": ("none", "double", "plus10"),
+    "stock_exhausted": ("turn_over", "reshuffle", "end"),
+    "scoring": ("winner_collects", "settle", "penalty"),
+    "end": ("target", "deals", "elimination"),
+}
+CARDS_PER_DECK = 52
+
+
+class RulesError(ValueError):
+    """An option value or combination that RULES.md does not allow."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    name: str
+    players: tuple[int, int]
+    decks: PerCount
+    jokers: PerCount
+    hand_size: PerCount
+    wild_rank: int | None = None
+    first_player_extra_card: bool = False
+    reshuffle_turned_joker: bool = False
+    set_max: int = 4
+    set_distinct_suits: bool = True
+    ace: Ace = "low"
+    max_wilds_per_meld: int = 0
+    wilds_at_most_naturals: bool = True
+    wilds_adjacent: bool = True
+    joker_swap: JokerSwap = "any"
+    swapped_wild_must_be_melded: bool = False
+    melds_per_turn: int = 0
+    meld_all_at_once_deals: tuple[int, ...] = ()
+    take_discard_before_opening: TakeDiscard = "yes"
+    initial_meld: int | Literal["czech"] = 0
+    initial_meld_values: ValueTable | None = None
+    opening_exempt_when_going_out: bool = False
+    layoff: Layoff = "any"
+    go_out: GoOut = "any"
+    rummy_bonus: RummyBonus = "none"
+    stock_exhausted: StockExhausted = "turn_over"
+    upcard_after_rebuild: bool = False
+    max_stock_rebuilds: int | None = None
+    max_turns: int = 500
+    scoring: Scoring = "winner_collects"
+    card_values: ValueTable | None = None
+    end: End = "target"
+    target: int = 100
+    deals: int | None = None
+
+    # -- derived values -------------------------------------------------
+    @property
+    def ace_is_high(self) -> bool:
+        """Whether ``ace_high`` values apply (RULES 7: whenever ``ace`` is not ``low``)."""
+        return self.ace != "low"
+
+    @property
+    def values(self) -> ValueTable:
+        assert self.card_values is not None
+        return self.card_values
+
+    @property
+    def opening_values(self) -> ValueTable:
+        return self.initial_meld_values or self.values
+
+    def count_value(self, option: str, players: int) -> int:
+        table: PerCount = getattr(self, option)
+        for lo, hi, value in table:
+            if lo <= players <= hi:
+                return value
+        raise RulesError(f"{option} gives no value for {players} players")
+
+    def deck_size(self, players: int) -> int:
+        return self.count_value("decks", players) * CARDS_PER_DECK + self.count_value("jokers", players)
+
+    # -- plain data -----------------------------------------------------
+    def to_data(self) -> dict[str, Any]:
+        """Every option as TOML/JSON-friendly data (None values left out)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if f.name == "players":
+                v = list(v)
+            elif f.name in PER_COUNT_OPTIONS:
+                v = _per_count_to_data(v)
+            elif f.name == "wild_rank":
+                v = RANK_NAMES[v]
+            elif f.name == "meld_all_at_once_deals":
+                v = list(v)
+            elif isinstance(v, ValueTable):
+                v = v.to_data()
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> RuleSet:
+        """Read back what ``to_data`` wrote (a resolved rule set)."""
+        base = dict(data)
+        name = base.pop("name", "custom")
+        return resolve(name if name in _preset_names() else "basic", base, name=name)
+
+
+PER_COUNT_OPTIONS = ("decks", "jokers", "hand_size")
+OPTION_NAMES = tuple(f.name for f in fields(RuleSet) if f.name != "name")
+
+
+def _preset_names() -> tuple[str, ...]:
+    from arena.rules.presets import PRESETS
+
+    return tuple(PRESETS)
+
+
+def per_count(data: object, key: str) -> PerCount:
+    """An int, or a table like ``{"2" = 10, "3-4" = 7, "5+" = 6}``."""
+    if isinstance(data, bool):
+        raise RulesError(f"{key}: expected a whole number or a table by player count, got {data!r}")
+    if isinstance(data, int):
+        return ((1, 10**6, data),)
+    if isinstance(data, (list, tuple)) and all(isinstance(x, (list, tuple)) and len(x) == 3 for x in data):
+        return tuple((int(a), int(b), int(c)) for a, b, c in data)
+    if isinstance(data, dict):
+        out = []
+        for k, v in data.items():
+            ks = str(k).strip()
+            try:
+                if ks.endswith("+"):
+                    lo, hi = int(ks[:-1]), 10**6
+                elif "-" in ks:
+                    a, b = ks.split("-", 1)
+                    lo, hi = int(a), int(b)
+                else:
+                    lo = hi = int(ks)
+            except ValueError:
+                raise RulesError(f"{key}.{k}: expected a player count like \"2\", \"3-4\" or \"6+\"") from None
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise RulesError(f"{key}.{k}: expected a whole number, got {v!r}")
+            out.append((lo, hi, v))
+        return tuple(sorted(out))
+    raise RulesError(f"{key}: expected a whole number or a table by player count, got {data!r}")
+
+
+def _per_count_to_data(pc: PerCount) -> int | dict[str, int]:
+    if len(pc) == 1 and pc[0][0] <= 2 and pc[0][1] >= 10**6:
+        return pc[0][2]
+    out = {}
+    for lo, hi, v in pc:
+        out[str(lo) if lo == hi else (f"{lo}+" if hi >= 10**6 else f"{lo}-{hi}")] = v
+    return out
+
+
+def _expect_int(v: object, key: str, minimum: int = 0) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise RulesError(f"{key}: expected a whole number, got {v!r}")
+    if v < minimum:
+        raise RulesError(f"{key}: must be at least {minimum}, got {v}")
+    return v
+
+
+def _expect_bool(v: object, key: str) -> bool:
+    if not isinstance(v, bool):
+        raise RulesError(f"{key}: expected true or false, got {v!r}")
+    return v
+
+
+def _convert(key: str, v: object) -> object:
+    """Turn one option's plain value into its typed value, or raise RulesError."""
+    if key == "players":
+        if isinstance(v, str) and "-" in v:
+            a, b = v.split("-", 1)
+            v = [a, b]
+        if isinstance(v, (list, tuple)) and len(v) == 2:
+            try:
+                lo, hi = int(v[0]), int(v[1])
+            except (TypeError, ValueError):
+                raise RulesError(f"players: expected [min, max] or \"min-max\", got {v!r}") from None
+            return (lo, hi)
+        raise RulesError(f"players: expected [min, max] or \"min-max\", got {v!r}")
+    if key in PER_COUNT_OPTIONS:
+        return per_count(v, key)
+    if key == "wild_rank":
+        if v is None or v == "none" or v == "":
+            return None
+        try:
+            return parse_rank(str(v))
+        except CardError as e:
+            raise RulesError(f"wild_rank: {e}") from None
+    if key in CHOICES:
+        if v not in CHOICES[key]:
+            raise RulesError(f"{key}: expected one of {', '.join(CHOICES[key])}, got {v!r}")
+        return v
+    if key == "initial_meld":
+        if v == "czech":
+            return v
+        return _expect_int(v, key)
+    if key in ("initial_meld_values", "card_values"):
+        if v is None:
+            return None
+        try:
+            return value_table_from_data(v, key)
+        except ValueError as e:
+            raise RulesError(str(e)) from None
+    if key == "meld_all_at_once_deals":
+        if not isinstance(v, (list, tuple)):
+            raise RulesError(f"{key}: expected a list of deal numbers, got {v!r}")
+        return tuple(sorted(_expect_int(x, key, 1) for x in v))
+    if key == "max_stock_rebuilds":
+        if v is None or v == "unlimited":
+            return None
+        return _expect_int(v, key)
+    if key == "deals":
+        return None if v is None else _expect_int(v, key, 1)
+    default = _DEFAULTS[key]
+    if isinstance(default, bool):
+        return _expect_bool(v, key)
+    if isinstance(default, int):
+        return _expect_int(v, key, 1 if key in ("max_turns", "target") else 0)
+    raise RulesError(f"{key}: cannot be set")  # pragma: no cover - every option is handled above
+
+
+_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(RuleSet)}
+
+
+def suggest(key: str, names: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(key, names, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | None = None) -> RuleSet:
+    """A preset plus overrides by option name, validated."""
+    from arena.rules.presets import PRESETS
+
+    if preset not in PRESETS:
+        raise RulesError(f"unknown variant {preset!r}; expected one of {', '.join(PRESETS)}{suggest(preset, list(PRESETS))}")
+    rules = PRESETS[preset]
+    changes: dict[str, object] = {}
+    for key, v in (overrides or {}).items():
+        if key not in OPTION_NAMES:
+            raise RulesError(f"unknown rule option {key!r}{suggest(key, OPTION_NAMES)}")
+        changes[key] = _convert(key, v)
+    if name is not None:
+        changes["name"] = name
+    elif changes:
+        changes["name"] = preset + "+overrides"
+    rules = replace(rules, **changes)  # type: ignore[arg-type]
+    validate(rules)
+    return rules
+
+
+def validate(r: RuleSet) -> None:
+    """Reject impossible combinations; each message names the option and the rule."""
+    lo, hi = r.players
+    if lo < 2 or hi < lo:
+        raise RulesError(f"players: need 2 <= min <= max, got {lo}-{hi}")
+    if r.card_values is None:
+        raise RulesError("card_values: must be set")
+    for opt in PER_COUNT_OPTIONS:
+        for n in range(lo, hi + 1):
+            v = r.count_value(opt, n)
+            if v < (1 if opt != "jokers" else 0):
+                raise RulesError(f"{opt}: must be at least {1 if opt != 'jokers' else 0} for {n} players, got {v}")
+    for n in range(lo, hi + 1):
+        hand = r.count_value("hand_size", n)
+        need = n * hand + (1 if r.first_player_extra_card else 0) + 2
+        have = r.deck_size(n)
+        if need > have:
+            raise RulesError(
+                f"hand_size: {n} players x {hand} cards plus the upcard and a stock card need {need} cards, "
+                f"but decks = {r.count_value('decks', n)} and jokers = {r.count_value('jokers', n)} give {have} (RULES 2.4)"
+            )
+    if r.set_max < 3:
+        raise RulesError(f"set_max: a set has at least 3 cards, got {r.set_max} (RULES 4.1)")
+    if r.set_distinct_suits and r.set_max > 4:
+        raise RulesError(f"set_max: with set_distinct_suits a set has at most 4 cards, got {r.set_max} (RULES 4.1)")
+    if r.end == "elimination" and r.scoring != "penalty":
+        raise RulesError("end: elimination needs scoring = \"penalty\" (RULES 8)")
+    if r.end == "deals" and r.deals is None:
+        raise RulesError("deals: end = \"deals\" needs the number of deals (RULES 8)")
+    if r.upcard_after_rebuild and r.stock_exhausted == "end":
+        raise RulesError("upcard_after_rebuild: needs stock_exhausted = turn_over or reshuffle (RULES 6.3)")

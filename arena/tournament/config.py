@@ -1,0 +1,680 @@
+"""The tournament file (TOML): reading, validating, resolving and writing it.
+
+Owns the ``Tournament`` value (every default filled in, rules fully resolved),
+``validate_file`` which reports EVERY problem of a file at once (key path, line,
+what was expected, "did you mean"), ``to_toml_data``/``write_resolved`` for the
+resolved copy kept in a results folder, and ``starter_toml`` for ``arena init``.
+
+File format (all keys but ``name``, ``variant``, ``seats`` and ``[[bots]]`` are
+optional)::
+
+    name = "club-night"            # results go to results/<name> by default
+    variant = "basic"              # basic international parlett czech german wrotham
+    seats = 4                      # table size k, within the variant's players range
+    deal_sets = 2                  # R deal-sets per table
+    seating = "all"                # all | williams | rotate (default all for k<=4)
+    max_tables = 100               # optional cap: seeded balanced subset of tables
+    concurrency = 1                # games at once
+    seed = 1
+    output = "results/club-night"  # relative to the file's folder
+    ladder_points = false          # 56 per win, 34 per other game, 0 per forfeit
+    [rules]                        # overrides of the preset, by option name
+    target = 150
+    [time]                         # milliseconds
+    start_ms = 10000; decision_ms = 1000; bank_ms = 0; increment_ms = 0; grace_ms = 50
+    [failures]                     # per kind: retry | default | forfeit
+    illegal = "retry"
+    strikes = 3
+    [[bots]]
+    name = "mine"
+    command = "python my_bot.py"   # or a bundled bot: "random", "greedy"
+    cwd = "bots/mine"              # optional, relative to the file's folder
+    transport = "zmq"              # zmq | stdio
+    env = { LEVEL = "3" }
+    limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
+
+Relative paths (``output``, a bot's ``cwd`` and relative commands) are resolved
+against ``base_dir``: the folder of the file unless the file sets ``base_dir``
+(the resolved copy does, so it stays valid inside the results folder).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from arena.rules.options import RuleSet, RulesError, resolve
+
+BUNDLED_BOTS: frozenset[str] = frozenset({"random", "greedy"})
+RESOLVED_FILE = "tournament.toml"
+SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
+TRANSPORTS: tuple[str, ...] = ("zmq", "stdio")
+POLICIES: tuple[str, ...] = ("retry", "default", "forfeit")
+FAILURE_KINDS: tuple[str, ...] = (
+    "timeout", "crash", "disconnect", "illegal", "malformed", "oversized", "stale", "token", "resource",
+)
+
+
+# -- the value ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for a bot process (None = no limit)."""
+
+    memory_mb: int | None = None
+    cpu_seconds: int | None = None
+    processes: int | None = None
+
+    def to_data(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """One ``[[bots]]`` entry. ``env`` is a plain dict: do not mutate it."""
+
+    name: str
+    command: str
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    transport: str = "zmq"
+    limits: Limits = Limits()
+
+    def is_bundled(self, bundled: Collection[str] = BUNDLED_BOTS) -> bool:
+        return _first_word(self.command) in bundled
+
+    def workdir(self, base_dir: str | Path) -> Path:
+        """The folder the bot runs in (``cwd`` resolved against ``base_dir``)."""
+        return Path(base_dir) / self.cwd if self.cwd else Path(base_dir)
+
+    def to_data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "command": self.command, "transport": self.transport}
+        if self.cwd is not None:
+            out["cwd"] = self.cwd
+        if self.env:
+            out["env"] = dict(self.env)
+        if self.limits.to_data():
+            out["limits"] = self.limits.to_data()
+        return out
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Clocks in milliseconds (DESIGN 5): handshake, per decision, bank + increment, grace."""
+
+    start_ms: int = 10000
+    decision_ms: int = 1000
+    bank_ms: int = 0
+    increment_ms: int = 0
+    grace_ms: int = 50
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What the referee does on each failure kind: ``retry`` | ``default`` | ``forfeit``.
+
+    - ``retry``: drop the bad message, tell the bot why, ask the same decision
+      again; a bot gets at most ``strikes`` retries per game (all kinds
+      together), after which a retry-kind failure is handled as ``default``.
+    - ``default``: the referee plays the safe legal move for the bot (draw from
+      the stock, discard the drawn card).
+    - ``forfeit``: the bot loses the game and is placed last.
+
+    Defaults: a bot that sends something wrong but is still talking gets
+    another chance (``illegal``, ``malformed``, ``stale`` reply, wrong
+    ``token`` = retry); a slow or oversized reply costs the move (``timeout``,
+    ``oversized`` = default); a bot that is gone or over its resource limits
+    loses the game (``crash``, ``disconnect``, ``resource`` = forfeit) and is
+    restarted for its next game.
+    """
+
+    timeout: str = "default"
+    crash: str = "forfeit"
+    disconnect: str = "forfeit"
+    illegal: str = "retry"
+    malformed: str = "retry"
+    oversized: str = "default"
+    stale: str = "retry"
+    token: str = "retry"
+    resource: str = "forfeit"
+    strikes: int = 3
+
+    def policy(self, kind: str) -> str:
+        if kind not in FAILURE_KINDS:
+            raise KeyError(kind)
+        return str(getattr(self, kind))
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A validated tournament file with every default filled in."""
+
+    name: str
+    variant: str
+    rules: RuleSet
+    bots: tuple[BotSpec, ...]
+    seats: int
+    deal_sets: int = 2
+    seating: str = "all"
+    max_tables: int | None = None
+    time: TimeControl = TimeControl()
+    failures: FailurePolicy = FailurePolicy()
+    concurrency: int = 1
+    seed: int = 1
+    output: str = ""
+    ladder_points: bool = False
+    base_dir: str = "."
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bots)
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.base_dir) / self.output
+
+    def bot(self, name: str) -> BotSpec:
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def to_toml_data(self) -> dict[str, Any]:
+        """The resolved form: every value explicit, the rules fully resolved."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "variant": self.variant,
+            "seats": self.seats,
+            "deal_sets": self.deal_sets,
+            "seating": self.seating,
+        }
+        if self.max_tables is not None:
+            out["max_tables"] = self.max_tables
+        out |= {
+            "concurrency": self.concurrency,
+            "seed": self.seed,
+            "output": self.output,
+            "ladder_points": self.ladder_points,
+            "base_dir": self.base_dir,
+            "rules": self.rules.to_data(),
+            "time": asdict(self.time),
+            "failures": asdict(self.failures),
+            "bots": [b.to_data() for b in self.bots],
+        }
+        return out
+
+
+# -- errors ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConfigError:
+    """One problem: where (key path like ``bots[2].command``, line) and what was expected."""
+
+    key: str
+    line: int | None
+    message: str
+    file: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file or "<tournament>"
+        if self.line is not None:
+            where += f":{self.line}"
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class ConfigFileError(ValueError):
+    """Raised by ``load``: carries every ``ConfigError`` of the file."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+
+# -- public entry points --------------------------------------------------------
+
+def validate_file(
+    path: str | Path,
+    bundled: Collection[str] = BUNDLED_BOTS,
+    check_commands: bool = True,
+) -> tuple[Tournament | None, list[ConfigError]]:
+    """Read and check a tournament file; the Tournament is None when any error was found."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return None, [ConfigError("", None, f"cannot read the file: {reason}", str(p))]
+    return validate_text(text, base_dir=p.resolve().parent, file=str(p), bundled=bundled,
+                         check_commands=check_commands)
+
+
+def validate_text(
+    text: str,
+    base_dir: str | Path = ".",
+    file: str | None = None,
+    bundled: Collection[str] = BUNDLED_BOTS,
+    check_commands: bool = True,
+) -> tuple[Tournament | None, list[ConfigError]]:
+    """Like ``validate_file`` for TOML text; relative paths resolve against ``base_dir``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        return None, [ConfigError("", int(m.group(1)) if m else None, f"not valid TOML: {e}", file)]
+    checker = _Checker(_KeyLines(text), file)
+    t = checker.tournament(data, Path(base_dir), frozenset(bundled), check_commands)
+    errors = sorted(checker.errors, key=lambda e: e.line if e.line is not None else 1 << 30)
+    return (t if not errors else None), errors
+
+
+def load(path: str | Path, bundled: Collection[str] = BUNDLED_BOTS, check_commands: bool = True) -> Tournament:
+    """A valid Tournament, or ConfigFileError listing every problem."""
+    t, errors = validate_file(path, bundled, check_commands)
+    if errors or t is None:
+        raise ConfigFileError(errors)
+    return t
+
+
+def write_resolved(t: Tournament, folder: str | Path) -> Path:
+    """Write the resolved ``tournament.toml`` into ``folder`` (atomically); returns its path."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RESOLVED_FILE
+    tmp = path.with_suffix(".toml.tmp")
+    header = f"# Resolved tournament {t.name!r}: every default filled in, rules fully resolved.\n\n"
+    tmp.write_text(header + tomli_w.dumps(t.to_toml_data()), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_resolved(folder: str | Path) -> Tournament:
+    """Load the resolved ``tournament.toml`` of a results folder (commands are not checked)."""
+    return load(Path(folder) / RESOLVED_FILE, check_commands=False)
+
+
+def starter_toml() -> str:
+    """The text of a starter tournament file (``arena init``); it validates as is."""
+    data: dict[str, Any] = {
+        "name": "my-tournament",
+        "variant": "basic",
+        "seats": 2,
+        "deal_sets": 2,
+        "seating": "all",
+        "concurrency": 1,
+        "seed": 1,
+        "ladder_points": False,
+        "rules": {"target": 100},
+        "time": asdict(TimeControl()),
+        "failures": asdict(FailurePolicy()),
+    }
+    bots = [{"name": "random", "command": "random"}, {"name": "greedy", "command": "greedy"}]
+    header = """\
+# Rummy bot arena: a tournament file.  Check it with `arena validate FILE`, run it with `arena run FILE`.
+#
+# variant      basic | international | parlett | czech | german | wrotham  (`arena variants` lists them)
+# [rules]      overrides of the variant's options, by option name
+# seats        players per table; every combination of `seats` bots plays
+# deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
+# seating      all (every permutation) | williams (balanced Latin square) | rotate
+# max_tables   optional cap on the number of tables (a seeded, balanced subset)
+# [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace
+# [failures]   per failure kind: retry | default (referee plays a safe move) | forfeit; strikes = retries per game
+# output       results folder (default results/<name>), relative to this file
+# [[bots]]     name, command (a bundled bot: random, greedy; or a command line such as
+#              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "stdio",
+#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
+
+"""
+    body = tomli_w.dumps(data)
+    for bot in bots:
+        body += "\n[[bots]]\n" + tomli_w.dumps(bot)
+    example = """
+# [[bots]]
+# name = "mine"
+# command = "python my_bot.py"
+# cwd = "bots/mine"
+# env = { LEVEL = "3" }
+# limits = { memory_mb = 512, cpu_seconds = 60 }
+"""
+    return header + body + example
+
+
+# -- line numbers ---------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*(\[\[|\[)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+_PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
+_INLINE_KEY = re.compile(r"""[{,]\s*([A-Za-z0-9_-]+|"[^"]*")\s*=""")
+
+Part = str | int
+
+
+def _parts(dotted: str) -> list[str]:
+    return [a or b or c for a, b, c in _PART.findall(dotted)]
+
+
+class _KeyLines:
+    """Best-effort map from key paths to the line where they appear (tomllib gives none)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[tuple[Part, ...], int] = {}
+        arrays: dict[tuple[Part, ...], int] = {}
+        table: tuple[Part, ...] = ()
+        in_string = False
+        for no, line in enumerate(text.splitlines(), start=1):
+            quotes = line.count('"""') + line.count("'''")
+            if in_string:
+                in_string = quotes % 2 == 0
+                continue
+            h = _HEADER.match(line)
+            if h:
+                names = _parts(h.group(2))
+                prefix: tuple[Part, ...] = ()
+                for i, name in enumerate(names):
+                    prefix += (name,)
+                    last = i == len(names) - 1
+                    if last and h.group(1) == "[[":
+                        n = arrays.get(prefix, 0)
+                        arrays[prefix] = n + 1
+                        self.lines.setdefault(prefix, no)
+                        prefix += (n,)
+                    elif prefix in arrays:
+                        prefix += (arrays[prefix] - 1,)
+                table = prefix
+                self.lines.setdefault(table, no)
+                continue
+            k = _KEY.match(line)
+            if k:
+                full = table + tuple(_parts(k.group(1)))
+                self.lines.setdefault(full, no)
+                rest = line[k.end():]
+                for sub in _INLINE_KEY.findall(rest):
+                    self.lines.setdefault(full + (sub.strip('"'),), no)
+                in_string = quotes % 2 == 1
+
+    def find(self, path: tuple[Part, ...]) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+
+def _key_str(path: tuple[Part, ...]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out
+
+
+# -- checking -------------------------------------------------------------------
+
+_TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
+             "failures", "concurrency", "seed", "output", "ladder_points", "base_dir")
+_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
+_LIMIT_KEYS = tuple(f.name for f in fields(Limits))
+_TIME_KEYS = tuple(f.name for f in fields(TimeControl))
+_FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
+_MISSING = object()
+
+
+def _first_word(command: str) -> str:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return words[0] if words else ""
+
+
+def _describe(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    return repr(v)
+
+
+class _Checker:
+    def __init__(self, where: _KeyLines, file: str | None) -> None:
+        self.where = where
+        self.file = file
+        self.errors: list[ConfigError] = []
+
+    def err(self, path: tuple[Part, ...], message: str) -> None:
+        self.errors.append(ConfigError(_key_str(path), self.where.find(path), message, self.file))
+
+    def unknown_keys(self, table: Mapping[str, Any], allowed: Iterable[str], path: tuple[Part, ...]) -> None:
+        allowed = tuple(allowed)
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of: {', '.join(allowed)}"
+                self.err(path + (key,), f"unknown key {key!r}{hint}")
+
+    # typed getters: report and return the default on a bad value
+    def string(self, table: Mapping[str, Any], key: str, path: tuple[Part, ...], default: Any = _MISSING,
+               choices: tuple[str, ...] | None = None) -> Any:
+        v = table.get(key, _MISSING)
+        if v is _MISSING:
+            if default is _MISSING:
+                self.err(path + (key,), f"missing; expected {self._expect_str(choices)}")
+                return None
+            return default
+        if not isinstance(v, str) or not v.strip():
+            self.err(path + (key,), f"expected {self._expect_str(choices)}, got {_describe(v)}")
+            return None
+        if choices is not None and v not in choices:
+            close = difflib.get_close_matches(v, choices, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.err(path + (key,), f"expected {self._expect_str(choices)}, got {v!r}{hint}")
+            return None
+        return v
+
+    @staticmethod
+    def _expect_str(choices: tuple[str, ...] | None) -> str:
+        return f"one of: {', '.join(choices)}" if choices else "a non-empty string"
+
+    def integer(self, table: Mapping[str, Any], key: str, path: tuple[Part, ...], default: Any = _MISSING,
+                minimum: int | None = None) -> Any:
+        v = table.get(key, _MISSING)
+        need = "a whole number" + (f" >= {minimum}" if minimum is not None else "")
+        if v is _MISSING:
+            if default is _MISSING:
+                self.err(path + (key,), f"missing; expected {need}")
+                return None
+            return default
+        if not isinstance(v, int) or isinstance(v, bool) or (minimum is not None and v < minimum):
+            self.err(path + (key,), f"expected {need}, got {_describe(v)}")
+            return None
+        return v
+
+    def boolean(self, table: Mapping[str, Any], key: str, path: tuple[Part, ...], default: bool) -> Any:
+        v = table.get(key, default)
+        if not isinstance(v, bool):
+            self.err(path + (key,), f"expected true or false, got {_describe(v)}")
+            return None
+        return v
+
+    def table(self, data: Mapping[str, Any], key: str, path: tuple[Part, ...]) -> dict[str, Any]:
+        v = data.get(key, {})
+        if not isinstance(v, dict):
+            self.err(path + (key,), f"expected a table, got {_describe(v)}")
+            return {}
+        return v
+
+    # sections
+    def tournament(self, data: dict[str, Any], file_dir: Path, bundled: frozenset[str],
+                   check_commands: bool) -> Tournament | None:
+        self.unknown_keys(data, _TOP_KEYS, ())
+        name = self.string(data, "name", ())
+        if name is not None and ("/" in name or "\\" in name):
+            self.err(("name",), f"expected a name without '/' or '\\' (it names the results folder), got {name!r}")
+        base = data.get("base_dir", _MISSING)
+        if base is _MISSING:
+            base_dir = file_dir
+        elif isinstance(base, str) and base:
+            base_dir = file_dir / base
+        else:
+            self.err(("base_dir",), f"expected a folder path, got {_describe(base)}")
+            base_dir = file_dir
+
+        rules, players = self.rules(data)
+        bots = self.bots(data, base_dir, bundled, check_commands)
+
+        seats = self.integer(data, "seats", (), minimum=2)
+        if seats is not None and players is not None:
+            lo, hi = players
+            if not lo <= seats <= hi:
+                self.err(("seats",), f"expected a table size that variant {data.get('variant')!r} allows "
+                                     f"({lo} to {hi} players), got {seats}")
+            elif bots is not None and seats > len(bots):
+                self.err(("seats",), f"expected at most as many seats as bots ({len(bots)}), got {seats}")
+        deal_sets = self.integer(data, "deal_sets", (), default=2, minimum=1)
+        seating = self.string(data, "seating", (), default="all" if (seats or 0) <= 4 else "williams",
+                              choices=SEATINGS)
+        max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
+        time = self.time(data)
+        failures = self.failures(data)
+        concurrency = self.integer(data, "concurrency", (), default=1, minimum=1)
+        seed = self.integer(data, "seed", (), default=1)
+        output = self.string(data, "output", (), default=f"results/{name}")
+        ladder = self.boolean(data, "ladder_points", (), default=False)
+
+        if self.errors:
+            return None
+        assert rules is not None and bots is not None and time is not None and failures is not None
+        return Tournament(
+            name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
+            seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
+            seed=seed, output=output, ladder_points=ladder, base_dir=str(base_dir),
+        )
+
+    def rules(self, data: dict[str, Any]) -> tuple[RuleSet | None, tuple[int, int] | None]:
+        """The resolved rules (None on any error) and the players range of what did resolve."""
+        from arena.rules.presets import PRESETS
+
+        variant = self.string(data, "variant", (), choices=tuple(PRESETS))
+        overrides = dict(self.table(data, "rules", ()))
+        rule_name = overrides.pop("name", None)
+        if rule_name is not None and not isinstance(rule_name, str):
+            self.err(("rules", "name"), f"expected a string, got {_describe(rule_name)}")
+            rule_name = None
+        if variant is None:
+            return None, None
+        before = len(self.errors)
+        for _ in range(len(overrides) + 1):
+            try:
+                rs = resolve(variant, overrides, name=rule_name)
+            except RulesError as e:
+                msg = str(e)
+                m = re.match(r"unknown rule option '([^']+)'", msg) or re.match(r"([A-Za-z_]+)[:.]", msg)
+                key = m.group(1) if m else None
+                if key in overrides:
+                    assert key is not None
+                    self.err(("rules", key), msg.removeprefix(f"{key}: "))
+                    del overrides[key]
+                    continue
+                self.err(("rules",), msg)
+                return None, None
+            return (rs if len(self.errors) == before else None), rs.players
+        return None, None
+
+    def bots(self, data: dict[str, Any], base_dir: Path, bundled: frozenset[str],
+             check_commands: bool) -> tuple[BotSpec, ...] | None:
+        raw = data.get("bots", _MISSING)
+        if raw is _MISSING:
+            self.err(("bots",), "missing; expected at least two [[bots]] tables")
+            return None
+        if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
+            self.err(("bots",), "expected an array of tables ([[bots]] entries)")
+            return None
+        if len(raw) < 2:
+            self.err(("bots",), f"expected at least two [[bots]] tables, got {len(raw)}")
+        before = len(self.errors)
+        out: list[BotSpec] = []
+        seen: dict[str, int] = {}
+        for i, b in enumerate(raw):
+            path: tuple[Part, ...] = ("bots", i)
+            self.unknown_keys(b, _BOT_KEYS, path)
+            name = self.string(b, "name", path)
+            if name is not None:
+                if name in seen:
+                    self.err(path + ("name",), f"expected a unique bot name; {name!r} is already bots[{seen[name]}]")
+                seen.setdefault(name, i)
+            command = self.string(b, "command", path)
+            cwd = b.get("cwd")
+            if cwd is not None and (not isinstance(cwd, str) or not cwd):
+                self.err(path + ("cwd",), f"expected a folder path, got {_describe(cwd)}")
+                cwd = None
+            elif cwd is not None and check_commands and not (base_dir / cwd).is_dir():
+                self.err(path + ("cwd",), f"expected an existing folder; {str(base_dir / cwd)!r} is not one")
+            if command is not None and check_commands:
+                problem = _command_problem(command, cwd, base_dir, bundled)
+                if problem:
+                    self.err(path + ("command",), problem)
+            env = self.table(b, "env", path)
+            for k, v in env.items():
+                if not isinstance(v, str):
+                    self.err(path + ("env", k), f"expected a string value, got {_describe(v)}")
+            transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)
+            lim = self.table(b, "limits", path)
+            self.unknown_keys(lim, _LIMIT_KEYS, path + ("limits",))
+            limits = Limits(**{k: self.integer(lim, k, path + ("limits",), default=None, minimum=1)
+                               for k in _LIMIT_KEYS})
+            if len(self.errors) == before:
+                out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
+                                   limits=limits))
+        return tuple(out) if len(self.errors) == before else None
+
+    def time(self, data: dict[str, Any]) -> TimeControl | None:
+        t = self.table(data, "time", ())
+        self.unknown_keys(t, _TIME_KEYS, ("time",))
+        d = TimeControl()
+        vals = {k: self.integer(t, k, ("time",), default=getattr(d, k),
+                                minimum=1 if k in ("start_ms", "decision_ms") else 0) for k in _TIME_KEYS}
+        return None if None in vals.values() else TimeControl(**vals)
+
+    def failures(self, data: dict[str, Any]) -> FailurePolicy | None:
+        f = self.table(data, "failures", ())
+        self.unknown_keys(f, _FAILURE_KEYS, ("failures",))
+        d = FailurePolicy()
+        vals: dict[str, Any] = {k: self.string(f, k, ("failures",), default=getattr(d, k), choices=POLICIES)
+                                for k in FAILURE_KINDS}
+        vals["strikes"] = self.integer(f, "strikes", ("failures",), default=d.strikes, minimum=0)
+        return None if None in vals.values() else FailurePolicy(**vals)
+
+
+def _command_problem(command: str, cwd: str | None, base_dir: Path, bundled: frozenset[str]) -> str | None:
+    """Why ``command`` cannot be started, or None when its program exists."""
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        return f"expected a command line; cannot split {command!r}: {e}"
+    if not words:
+        return "expected a non-empty command"
+    first = words[0]
+    if first in bundled:
+        return None
+    has_sep = "/" in first or (os.sep != "/" and os.sep in first)
+    if not has_sep and shutil.which(first):
+        return None
+    places = [base_dir] + ([base_dir / cwd] if cwd else [])
+    if Path(first).is_absolute():
+        if Path(first).exists():
+            return None
+    elif any((p / first).exists() for p in places):
+        return None
+    return (f"expected a bundled bot ({', '.join(sorted(bundled))}) or a program that exists; "
+            f"{first!r} is not on PATH nor a file in {' or '.join(repr(str(p)) for p in places)}")

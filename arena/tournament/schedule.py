@@ -1,0 +1,227 @@
+"""The tournament schedule: which bots play which game, in which seats, with which deal.
+
+Owns the round robin over k-seat tables with duplicate play (DESIGN 6).  Tables
+are the k-combinations of the N bots in lexicographic order (or, with
+``max_tables`` below C(N, k), a seeded balanced subset); each table plays
+``deal_sets`` sets; each set is replayed under every seating of the design
+(``all`` permutations, ``williams`` balanced Latin square, ``rotate``) with the
+SAME deal seed.  The unit of work is one game with a global index::
+
+    index = ((table * deal_sets) + set) * seatings_per_set + seating
+
+``game_at`` computes any game by index arithmetic (combinatorial unranking), so
+nothing is materialized even when C(N, k) is astronomically large (only a
+``max_tables`` subset is built, and it has ``max_tables`` entries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+
+class ScheduleSource(Protocol):
+    """What the schedule needs of a tournament (``config.Tournament`` has it all)."""
+
+    @property
+    def bot_names(self) -> tuple[str, ...]: ...
+    @property
+    def seats(self) -> int: ...
+    @property
+    def deal_sets(self) -> int: ...
+    @property
+    def seating(self) -> str: ...
+    @property
+    def max_tables(self) -> int | None: ...
+    @property
+    def seed(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    """One scheduled game."""
+
+    index: int                # global game index, 0 .. total_games - 1
+    table: int                # table index
+    bots: tuple[str, ...]     # the table's bots (file order)
+    set: int                  # deal-set number within the table
+    seating: int              # seating number within the set
+    seats: tuple[str, ...]    # bot name in seat 0 .. k-1
+    deal_seed: int            # same for every seating of a (table, set): duplicate play
+    game_id: str
+
+
+# -- seating designs --------------------------------------------------------------
+
+def williams(k: int) -> tuple[tuple[int, ...], ...]:
+    """A Williams design: k rows for even k, 2k for odd k.
+
+    Every position holds every element equally often, and every ordered pair
+    (a, b) appears as neighbours (b right after a) equally often.
+    """
+    first = [0]
+    lo, hi = 1, k - 1
+    while len(first) < k:
+        first.append(lo)
+        lo += 1
+        if len(first) < k:
+            first.append(hi)
+            hi -= 1
+    rows = [tuple((x + i) % k for x in first) for i in range(k)]
+    if k % 2:
+        rows += [tuple(reversed(r)) for r in rows]
+    return tuple(rows)
+
+
+@lru_cache(maxsize=64)
+def seatings(k: int, design: str) -> tuple[tuple[int, ...], ...]:
+    """Seat permutations of one set: ``perm[j]`` = position in the table's bots of seat j."""
+    if design == "all":
+        return tuple(itertools.permutations(range(k)))
+    if design == "williams":
+        return williams(k)
+    if design == "rotate":
+        return tuple(tuple((j + i) % k for j in range(k)) for i in range(k))
+    raise ValueError(f"unknown seating design {design!r}; expected all, williams or rotate")
+
+
+# -- tables -----------------------------------------------------------------------
+
+def unrank_combination(n: int, k: int, rank: int) -> tuple[int, ...]:
+    """The ``rank``-th k-combination of range(n) in lexicographic order."""
+    if not 0 <= rank < math.comb(n, k):
+        raise IndexError(rank)
+    out: list[int] = []
+    x = 0
+    for i in range(k):
+        while True:
+            c = math.comb(n - x - 1, k - i - 1)
+            if rank < c:
+                out.append(x)
+                x += 1
+                break
+            rank -= c
+            x += 1
+    return tuple(out)
+
+
+@lru_cache(maxsize=16)
+def balanced_subset(n: int, k: int, m: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """``m`` distinct k-combinations of range(n), each element used as equally often as possible.
+
+    Greedy: each table takes the k least-used bots, ties broken by a seeded
+    random draw; a repeat is redrawn, and as a last resort the next unused
+    combination in lexicographic order from a random rank is taken.  Only the
+    ``m`` chosen tables are ever built.
+    """
+    total = math.comb(n, k)
+    if m >= total:
+        return tuple(itertools.combinations(range(n), k))
+    rng = random.Random(f"arena-tables:{seed}:{n}:{k}:{m}")
+    used = [0] * n
+    chosen: list[tuple[int, ...]] = []
+    seen: set[tuple[int, ...]] = set()
+    for _ in range(m):
+        combo: tuple[int, ...] | None = None
+        for _attempt in range(50):
+            order = sorted(range(n), key=lambda b: (used[b], rng.random()))
+            cand = tuple(sorted(order[:k]))
+            if cand not in seen:
+                combo = cand
+                break
+        if combo is None:
+            start = rng.randrange(total)
+            for r in itertools.chain(range(start, total), range(start)):
+                cand = unrank_combination(n, k, r)
+                if cand not in seen:
+                    combo = cand
+                    break
+        assert combo is not None
+        seen.add(combo)
+        chosen.append(combo)
+        for b in combo:
+            used[b] += 1
+    return tuple(chosen)
+
+
+def table_count(t: ScheduleSource) -> int:
+    full = math.comb(len(t.bot_names), t.seats)
+    return full if t.max_tables is None else min(full, t.max_tables)
+
+
+def table_at(t: ScheduleSource, table: int) -> tuple[str, ...]:
+    """The bot names of table ``table``."""
+    n, k = len(t.bot_names), t.seats
+    if not 0 <= table < table_count(t):
+        raise IndexError(table)
+    if t.max_tables is not None and t.max_tables < math.comb(n, k):
+        combo = balanced_subset(n, k, t.max_tables, t.seed)[table]
+    else:
+        combo = unrank_combination(n, k, table)
+    return tuple(t.bot_names[i] for i in combo)
+
+
+def _tables(t: ScheduleSource) -> Iterator[tuple[str, ...]]:
+    n, k = len(t.bot_names), t.seats
+    if t.max_tables is not None and t.max_tables < math.comb(n, k):
+        combos: Iterator[tuple[int, ...]] = iter(balanced_subset(n, k, t.max_tables, t.seed))
+    else:
+        combos = itertools.combinations(range(n), k)
+    for combo in combos:
+        yield tuple(t.bot_names[i] for i in combo)
+
+
+# -- games ------------------------------------------------------------------------
+
+def deal_seed(seed: int, table: int, deal_set: int) -> int:
+    """A 63-bit deal seed from (tournament seed, table, set); independent of the seating."""
+    h = hashlib.blake2b(f"arena-deal:{seed}:{table}:{deal_set}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") >> 1
+
+
+def game_id(index: int, table: int, deal_set: int, seating: int) -> str:
+    return f"g{index:06d}-t{table}-s{deal_set}-p{seating}"
+
+
+def games_per_table(t: ScheduleSource) -> int:
+    return t.deal_sets * len(seatings(t.seats, t.seating))
+
+
+def total_games(t: ScheduleSource) -> int:
+    return table_count(t) * games_per_table(t)
+
+
+def _spec(t: ScheduleSource, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
+          perm: Sequence[int]) -> GameSpec:
+    return GameSpec(
+        index=index, table=table, bots=bots, set=deal_set, seating=seating,
+        seats=tuple(bots[p] for p in perm), deal_seed=deal_seed(t.seed, table, deal_set),
+        game_id=game_id(index, table, deal_set, seating),
+    )
+
+
+def game_at(t: ScheduleSource, index: int) -> GameSpec:
+    """Game number ``index`` (0-based) without building the schedule."""
+    if not 0 <= index < total_games(t):
+        raise IndexError(f"game index {index} out of range 0..{total_games(t) - 1}")
+    perms = seatings(t.seats, t.seating)
+    rest, seating = divmod(index, len(perms))
+    table, deal_set = divmod(rest, t.deal_sets)
+    return _spec(t, index, table, table_at(t, table), deal_set, seating, perms[seating])
+
+
+def iter_games(t: ScheduleSource) -> Iterator[GameSpec]:
+    """Every game in index order, lazily."""
+    perms = seatings(t.seats, t.seating)
+    index = 0
+    for table, bots in enumerate(_tables(t)):
+        for deal_set in range(t.deal_sets):
+            for seating, perm in enumerate(perms):
+                yield _spec(t, index, table, bots, deal_set, seating, perm)
+                index += 1
