@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from choix.utils import log_transform, statdist
+from choix.utils import exp_transform, log_transform, statdist
 
 from arena.tournament.journal import JournalEntry
 
@@ -123,7 +123,7 @@ def _lsr_step(data: _Data, weights: np.ndarray, game_w: np.ndarray, alpha: float
 def _ilsr(data: _Data, game_w: np.ndarray, alpha: float, max_iter: int = 200, tol: float = 1e-8) -> np.ndarray:
     params = _lsr_step(data, np.ones(data.n), game_w, alpha)
     for _ in range(max_iter):
-        new = _lsr_step(data, np.exp(params), game_w, alpha)
+        new = _lsr_step(data, exp_transform(params), game_w, alpha)
         if np.linalg.norm(new - params, ord=1) <= tol:
             return new
         params = new

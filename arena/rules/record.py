@@ -1,0 +1,106 @@
+"""Game records: everything needed to replay a game exactly, and the check that it does.
+
+A record is a header (seed, seat count, resolved rule options, optional seat
+names) and the game's log: every action (``draw``, ``play``, ``forfeit``)
+with its effect, and every deal start, rebuild, deal end (per-deal scores)
+and the game end.  ``replay`` feeds the actions to a fresh ``Game`` and
+checks that every entry comes out the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arena.rules.actions import IllegalAction, play_from_data
+from arena.rules.game import Game
+from arena.rules.options import RuleSet, RulesError
+
+RECORD_VERSION = 1
+ACTIONS = ("draw", "play", "forfeit")
+
+
+class ReplayError(ValueError):
+    """A record that does not replay: names the first entry that does not hold."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(f"entry {index}: {message}")
+        self.index = index
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    seed: int
+    players: int
+    rules: RuleSet
+    seats: tuple[str, ...] = ()
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"record": RECORD_VERSION, "seed": self.seed, "players": self.players, "rules": self.rules.to_data()}
+        if self.seats:
+            d["seats"] = list(self.seats)
+        d.update(dict(self.extra))
+        return d
+
+    @classmethod
+    def from_data(cls, d: dict[str, Any]) -> Header:
+        try:
+            rules = RuleSet.from_data(d["rules"])
+            known = {"record", "seed", "players", "rules", "seats"}
+            return cls(int(d["seed"]), int(d["players"]), rules, tuple(d.get("seats", ())),
+                       tuple((k, v) for k, v in d.items() if k not in known))
+        except (KeyError, TypeError, ValueError, RulesError) as e:
+            raise ReplayError(0, f"the header is not a valid record header ({e})") from None
+
+
+def header_of(game: Game, seats: tuple[str, ...] = (), **extra: Any) -> Header:
+    return Header(game.seed, game.n, game.rules, seats, tuple(extra.items()))
+
+
+def _diff(expected: dict[str, Any], got: dict[str, Any]) -> str:
+    keys = [k for k in sorted(set(expected) | set(got)) if expected.get(k) != got.get(k)]
+    k = keys[0] if keys else "?"
+    return f"{expected.get('e', '?')} entry differs at {k!r}: the record says {expected.get(k)!r}, the engine gives {got.get(k)!r}"
+
+
+def replay(header: Header, entries: list[dict[str, Any]]) -> Game:
+    """Replay ``entries`` (the log) from ``header``; raise ReplayError at the first mismatch."""
+    game = Game(header.rules, header.players, header.seed)
+    checked = 0
+
+    def check_upto(n: int) -> None:
+        nonlocal checked
+        while checked < min(n, len(game.log)):
+            if checked >= len(entries):
+                raise ReplayError(checked + 1, f"the record ends but the engine has a {game.log[checked]['e']} entry")
+            if game.log[checked] != entries[checked]:
+                raise ReplayError(checked + 1, _diff(entries[checked], game.log[checked]))
+            checked += 1
+
+    check_upto(len(game.log))
+    for i, entry in enumerate(entries):
+        if i < checked:
+            continue
+        kind = entry.get("e")
+        if kind not in ACTIONS:
+            raise ReplayError(i + 1, f"the engine has no {kind!r} entry here (expected {game.log[i]['e'] if i < len(game.log) else 'nothing'})")
+        try:
+            if kind == "draw":
+                if entry.get("seat") != game.current:
+                    raise ReplayError(i + 1, f"draw by seat {entry.get('seat')} but it is seat {game.current}'s turn")
+                game.draw(entry["source"])
+            elif kind == "play":
+                if entry.get("seat") != game.current:
+                    raise ReplayError(i + 1, f"play by seat {entry.get('seat')} but it is seat {game.current}'s turn")
+                game.play(play_from_data(entry["actions"], entry["discard"]))
+            else:
+                game.forfeit(int(entry["seat"]), entry.get("reason", ""))
+        except IllegalAction as e:
+            raise ReplayError(i + 1, f"the engine rejects this {kind}: {e}") from None
+        except (KeyError, TypeError) as e:
+            raise ReplayError(i + 1, f"malformed {kind} entry ({e})") from None
+        check_upto(len(game.log))
+    if checked < len(game.log):
+        raise ReplayError(checked + 1, f"the record is missing the engine's {game.log[checked]['e']} entry")
+    return game
