@@ -90,6 +90,9 @@ class BotSpec:
     transport: str = "zmq"
     limits: Limits = Limits()
 
+    def __hash__(self) -> int:  # env is a dict; hash what identifies the bot
+        return hash((self.name, self.command, self.cwd, self.transport, self.limits))
+
     def is_bundled(self, bundled: Collection[str] = BUNDLED_BOTS) -> bool:
         return _first_word(self.command) in bundled
 

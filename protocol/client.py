@@ -1,0 +1,209 @@
+"""Python client library for arena bots (protocol v1, see ``SPEC.md``).
+
+Subclass :class:`Bot`, set ``name``, override :meth:`Bot.draw` and
+:meth:`Bot.play`, and call ``MyBot().run()``::
+
+    class Lazy(Bot):
+        name = "lazy"
+
+        def draw(self, obs):
+            return "stock"
+
+        def play(self, obs):
+            return {"actions": [], "discard": obs.drawn or obs.hand[0]}
+
+    if __name__ == "__main__":
+        Lazy().run()
+
+The endpoint and token come from ``--endpoint E --token T`` on the command
+line, else from the ``ARENA_ENDPOINT`` / ``ARENA_TOKEN`` environment variables.
+An exception raised by the bot's own code is printed to stderr with the game
+and seq it was answering, and re-raised: the process exits non-zero and the
+referee records a crash.  A ``shutdown`` message makes :func:`run` return 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import zmq
+
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    Error,
+    Event,
+    GameOver,
+    Hello,
+    MessageError,
+    NewGame,
+    Observation,
+    Request,
+    Shutdown,
+    Welcome,
+    decode_from_referee,
+)
+
+__all__ = ["Bot", "BotError", "run", "endpoint_and_token"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+class BotError(RuntimeError):
+    """The session could not start or went wrong on the protocol level (not the bot's own code)."""
+
+
+def endpoint_and_token(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> tuple[str, str]:
+    """Read ``--endpoint``/``--token`` (also ``--endpoint=E``) from argv, else ARENA_ENDPOINT/ARENA_TOKEN."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    env = dict(os.environ) if env is None else env
+    found: dict[str, str] = {}
+    for i, a in enumerate(args):
+        for key in ("endpoint", "token"):
+            flag = f"--{key}"
+            if a == flag and i + 1 < len(args):
+                found[key] = args[i + 1]
+            elif a.startswith(flag + "="):
+                found[key] = a[len(flag) + 1 :]
+    endpoint = found.get("endpoint") or env.get("ARENA_ENDPOINT")
+    token = found.get("token") or env.get("ARENA_TOKEN")
+    if not endpoint or not token:
+        raise BotError("no endpoint/token: pass --endpoint E --token T, or set ARENA_ENDPOINT and ARENA_TOKEN")
+    return endpoint, token
+
+
+class Bot:
+    """Base class of a bot: override :meth:`draw` and :meth:`play`; the ``on_*`` hooks are optional.
+
+    Attributes set while running: ``welcome`` (the :class:`Welcome`), ``game``
+    (the last :class:`NewGame`).
+    """
+
+    name: str = "bot"
+    author: str | None = None
+    handshake_timeout_s: float = 30.0
+    """How long :func:`run` waits for `welcome` before giving up (None: forever)."""
+
+    welcome: Welcome | None = None
+    game: NewGame | None = None
+
+    # -- decisions -------------------------------------------------------------
+    def draw(self, observation: Observation) -> str:
+        """Return ``"stock"`` or ``"discard"`` (one of ``observation.legal_draws``)."""
+        return "stock" if "stock" in observation.legal_draws else observation.legal_draws[0]
+
+    def play(self, observation: Observation) -> dict[str, Any]:
+        """Return ``{"actions": [...], "discard": card or None}``; actions are dicts or Meld/Layoff/Swap structs."""
+        raise NotImplementedError("override Bot.play")
+
+    # -- hooks -----------------------------------------------------------------
+    def on_new_game(self, msg: NewGame) -> None:
+        """A game starts (seat, players, rules, clock)."""
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """A public event (``event["kind"]`` plus fields; see SPEC "Events")."""
+
+    def on_error(self, msg: Error) -> None:
+        """The referee did not accept something; the default prints it to stderr."""
+        where = f" (game {msg.game}, seq {msg.seq})" if msg.game is not None else ""
+        print(f"[{self.name}] referee error {msg.kind}{where}: {msg.reason}", file=sys.stderr, flush=True)
+
+    def on_game_over(self, msg: GameOver) -> None:
+        """A game ended (placings, totals)."""
+
+    # -- running ---------------------------------------------------------------
+    def run(self, endpoint: str | None = None, token: str | None = None) -> None:
+        """Play until shutdown, then exit the process with :func:`run`'s exit code."""
+        raise SystemExit(run(self, endpoint, token))
+
+
+def _reply(bot: Bot, req: Request) -> dict[str, Any]:
+    """Ask the bot for the decision and build the reply message (as a dict)."""
+    obs = req.observation
+    if req.decision == "draw":
+        source = bot.draw(obs)
+        if source not in ("stock", "discard"):
+            raise TypeError(f"draw() must return 'stock' or 'discard', got {source!r}")
+        return {"v": PROTOCOL_VERSION, "type": "draw", "game": req.game, "seq": req.seq, "source": source}
+    result = bot.play(obs)
+    if not isinstance(result, dict):
+        raise TypeError(f"play() must return a dict {{'actions': [...], 'discard': card or None}}, got {result!r}")
+    return {
+        "v": PROTOCOL_VERSION,
+        "type": "play",
+        "game": req.game,
+        "seq": req.seq,
+        "actions": list(result.get("actions") or ()),
+        "discard": result.get("discard"),
+    }
+
+
+def _call(bot: Bot, what: str, fn: Any, *args: Any) -> Any:
+    """Call the bot's code; on an exception print where it happened and re-raise."""
+    try:
+        return fn(*args)
+    except Exception:
+        print(f"[{bot.name}] exception in {what}:", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        raise
+
+
+def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
+    """Connect, handshake and play until ``shutdown``; return the process exit code.
+
+    0 after ``shutdown``; 1 when the referee refuses the handshake or never
+    answers it.  Exceptions from the bot's own methods propagate.
+    """
+    if endpoint is None or token is None:
+        e, t = endpoint_and_token()
+        endpoint, token = endpoint or e, token or t
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.ROUTING_ID, token.encode("ascii"))
+    sock.connect(endpoint)
+    try:
+        hello = Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author)
+        sock.send(_encode(hello))
+        return _loop(bot, sock)
+    finally:
+        sock.close(linger=0)
+
+
+def _loop(bot: Bot, sock: zmq.Socket) -> int:
+    log = sys.stderr
+    while True:
+        if bot.welcome is None and bot.handshake_timeout_s is not None:
+            if not sock.poll(int(bot.handshake_timeout_s * 1000)):
+                print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
+                return 1
+        data = sock.recv()
+        try:
+            msg = decode_from_referee(data)
+        except MessageError as e:
+            print(f"[{bot.name}] ignoring a message I cannot read ({e}): {data[:200]!r}", file=log, flush=True)
+            continue
+        if isinstance(msg, Request):
+            reply = _call(bot, f"{msg.decision}() for game {msg.game} seq {msg.seq}", _reply, bot, msg)
+            sock.send(_encode(reply))
+        elif isinstance(msg, Event):
+            _call(bot, "on_event()", bot.on_event, msg.event)
+        elif isinstance(msg, NewGame):
+            bot.game = msg
+            _call(bot, "on_new_game()", bot.on_new_game, msg)
+        elif isinstance(msg, GameOver):
+            _call(bot, "on_game_over()", bot.on_game_over, msg)
+        elif isinstance(msg, Welcome):
+            bot.welcome = msg
+        elif isinstance(msg, Error):
+            _call(bot, "on_error()", bot.on_error, msg)
+            if bot.welcome is None and msg.kind in ("version", "token"):
+                return 1  # the handshake was refused
+        elif isinstance(msg, Shutdown):
+            return 0

@@ -1,0 +1,154 @@
+"""The round-robin schedule: balance properties, duplicate deal seeds, lazy index arithmetic."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+
+from arena.tournament.config import validate_text
+from arena.tournament.schedule import (
+    balanced_subset,
+    game_at,
+    iter_games,
+    seatings,
+    table_count,
+    total_games,
+    unrank_combination,
+    williams,
+)
+
+
+@dataclass(frozen=True)
+class T:
+    bot_names: tuple[str, ...]
+    seats: int
+    deal_sets: int = 2
+    seating: str = "all"
+    max_tables: int | None = None
+    seed: int = 1
+
+
+def bots(n: int) -> tuple[str, ...]:
+    return tuple(f"bot{i:02d}" for i in range(n))
+
+
+@pytest.mark.parametrize("k", range(2, 9))
+def test_williams_balances_seats_and_neighbours(k: int) -> None:
+    rows = williams(k)
+    assert len(rows) == (k if k % 2 == 0 else 2 * k)
+    assert all(sorted(r) == list(range(k)) for r in rows)
+    for seat in range(k):
+        assert Counter(r[seat] for r in rows) == {b: len(rows) // k for b in range(k)}
+    pairs = Counter((r[j], r[j + 1]) for r in rows for j in range(k - 1))
+    assert len(pairs) == k * (k - 1)  # every ordered pair
+    assert len(set(pairs.values())) == 1  # equally often
+
+
+def test_seating_designs_sizes() -> None:
+    assert len(seatings(4, "all")) == 24
+    assert len(seatings(5, "williams")) == 10
+    assert len(seatings(6, "williams")) == 6
+    assert seatings(3, "rotate") == ((0, 1, 2), (1, 2, 0), (2, 0, 1))
+    with pytest.raises(ValueError):
+        seatings(3, "shuffle")
+
+
+def test_unrank_matches_lexicographic_combinations() -> None:
+    for n, k in [(5, 2), (6, 3), (7, 4), (4, 4)]:
+        assert [unrank_combination(n, k, r) for r in range(math.comb(n, k))] == list(
+            itertools.combinations(range(n), k))
+
+
+@pytest.mark.parametrize("design,k,n", [("all", 3, 5), ("all", 4, 6), ("williams", 5, 7), ("williams", 4, 5),
+                                        ("rotate", 3, 6)])
+def test_round_robin_properties(design: str, k: int, n: int) -> None:
+    t = T(bots(n), k, deal_sets=2, seating=design)
+    games = list(iter_games(t))
+    per_set = len(seatings(k, design))
+    assert len(games) == total_games(t) == math.comb(n, k) * 2 * per_set
+    assert [g.index for g in games] == list(range(len(games)))
+    assert len({g.game_id for g in games}) == len(games)
+
+    # each pair of bots meets equally often
+    pairs = Counter(p for g in games for p in itertools.combinations(sorted(g.seats), 2))
+    assert len(pairs) == math.comb(n, 2) and len(set(pairs.values())) == 1
+
+    # every bot sits in every seat equally often (overall and within each table)
+    seat_counts = Counter((b, s) for g in games for s, b in enumerate(g.seats))
+    assert len(set(seat_counts.values())) == 1 and len(seat_counts) == n * k
+    for table in range(table_count(t)):
+        tg = [g for g in games if g.table == table]
+        c = Counter((b, s) for g in tg for s, b in enumerate(g.seats))
+        assert len(set(c.values())) == 1 and len(c) == k * k
+
+    # duplicate play: one deal seed per (table, set), shared by all its seatings, distinct otherwise
+    by_set: dict[tuple[int, int], set[int]] = {}
+    for g in games:
+        by_set.setdefault((g.table, g.set), set()).add(g.deal_seed)
+        assert sorted(g.seats) == sorted(g.bots)
+    assert all(len(s) == 1 for s in by_set.values())
+    assert len({next(iter(s)) for s in by_set.values()}) == len(by_set)
+
+
+def test_game_at_matches_iter_games() -> None:
+    for t in [T(bots(6), 3), T(bots(7), 5, seating="williams", deal_sets=3), T(bots(9), 4, max_tables=10)]:
+        games = list(iter_games(t))
+        assert [game_at(t, i) for i in range(len(games))] == games
+        with pytest.raises(IndexError):
+            game_at(t, len(games))
+
+
+def test_schedule_is_deterministic_and_seeded() -> None:
+    a = T(bots(5), 2, seed=1)
+    assert list(iter_games(a)) == list(iter_games(T(bots(5), 2, seed=1)))
+    assert game_at(a, 0).deal_seed != game_at(T(bots(5), 2, seed=2), 0).deal_seed
+
+
+def test_max_tables_gives_a_balanced_distinct_subset() -> None:
+    n, k, m = 10, 4, 25
+    tables = balanced_subset(n, k, m, 7)
+    assert len(tables) == m and len(set(tables)) == m
+    use = Counter(b for tb in tables for b in tb)
+    assert max(use.values()) - min(use.values()) <= 1  # 100 seats over 10 bots: exactly 10 each
+    assert balanced_subset(n, k, m, 7) == tables
+    assert balanced_subset(n, k, m, 8) != tables
+    # nearly all combinations: still distinct
+    near = balanced_subset(6, 3, 19, 1)
+    assert len(set(near)) == 19
+    t = T(bots(n), k, max_tables=m)
+    assert table_count(t) == m and total_games(t) == m * 2 * 24
+    # a cap above C(n, k) is just the full round robin
+    assert table_count(T(bots(5), 2, max_tables=1000)) == 10
+
+
+def test_huge_round_robin_is_not_materialized() -> None:
+    t = T(bots(2000), 4, deal_sets=2, seating="all")
+    start = time.perf_counter()
+    total = total_games(t)
+    assert total == math.comb(2000, 4) * 2 * 24
+    last = game_at(t, total - 1)
+    assert last.bots == bots(2000)[-4:]
+    middle = game_at(t, total // 2)
+    first = list(itertools.islice(iter_games(t), 5))
+    assert first[0] == game_at(t, 0) and first[4] == game_at(t, 4)
+    assert middle.index == total // 2
+    assert time.perf_counter() - start < 2.0
+    # with a cap, only the capped tables are built even for a huge C(n, k)
+    capped = T(bots(500), 5, max_tables=200, seating="williams")
+    assert total_games(capped) == 200 * 2 * 10
+    uses = Counter(b for i in range(200) for b in game_at(capped, i * 20).bots)
+    assert set(uses.values()) == {2}
+
+
+def test_schedule_from_a_real_tournament() -> None:
+    text = 'name = "x"\nvariant = "basic"\nseats = 2\ndeal_sets = 1\n' + "".join(
+        f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in "abc")
+    t, errors = validate_text(text)
+    assert errors == [] and t is not None
+    games = list(iter_games(t))
+    assert [g.seats for g in games] == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
