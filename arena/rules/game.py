@@ -406,7 +406,7 @@ class Game:
         self.opened[seat] = outcome.opened
         entry: Entry = {"e": "play", "seat": seat, **play_to_data(play)}
         if outcome.effects:
-            entry["melds"] = [meld_to_data(self.melds[fx["meld"]]) for fx in outcome.effects]
+            entry["effects"] = [self._effect_data(fx) for fx in outcome.effects]
         self.log.append(entry)
         if outcome.discard is not None:
             self.discard.append(outcome.discard)
@@ -423,8 +423,16 @@ class Game:
         self._begin_turn()
         return self.log[start:]
 
+    def _effect_data(self, fx: dict[str, Any]) -> Entry:
+        kind = fx["kind"]
+        if kind == "meld":
+            return {"kind": "meld", "meld": meld_to_data(self.melds[fx["meld"]])}
+        if kind == "layoff":
+            return {"kind": "layoff", "meld": fx["meld"], "cards": texts(fx["cards"])}
+        return {"kind": "swap", "meld": fx["meld"], "card": text(fx["card"]), "wild": text(fx["wild"])}
+
     # ---------------------------------------------------------------- forfeit
-    def forfeit(self, seat: int, reason: str = "") -> list[Entry]:
+    def forfeit(self, seat: int, reason: str = "", failure: str = "forfeit") -> list[Entry]:
         """``seat`` leaves the game, placed last; the others play on while two remain."""
         if self.over or not self.in_game[seat]:
             return []
@@ -433,7 +441,7 @@ class Game:
         self.forfeited.append(seat)
         self.dead.extend(self.hands[seat])
         self.hands[seat] = []
-        self.log.append({"e": "forfeit", "seat": seat, "reason": reason})
+        self.log.append({"e": "forfeit", "seat": seat, "failure": failure, "reason": reason})
         if len(self.active()) < 2:
             self._finish("forfeit")
         elif seat == self.current:
@@ -459,27 +467,28 @@ class Game:
         return found
 
 
-def public_event(entry: Entry) -> Entry | None:
-    """What every seat may see of a record entry (no hands, no stock cards)."""
+def public_events(entry: Entry) -> list[Entry]:
+    """What every seat may see of a record entry: no hands, no stock cards (protocol event objects)."""
     e = entry["e"]
     if e == "deal_start":
-        return {"kind": "deal_start", "deal": entry["deal"], "dealer": entry["dealer"],
-                "hand_sizes": [len(h) for h in entry["hands"]], "upcard": entry["upcard"],
-                "stock_size": entry["stock_size"]}
+        return [{"kind": "deal_start", "deal": entry["deal"], "dealer": entry["dealer"],
+                 "hand_sizes": [len(h) for h in entry["hands"]], "upcard": entry["upcard"],
+                 "stock_size": entry["stock_size"]}]
     if e == "draw":
-        out = {"kind": "draw", "seat": entry["seat"], "source": entry["source"]}
+        out: Entry = {"kind": "draw", "seat": entry["seat"], "source": entry["source"]}
         if entry["source"] == DISCARD:
-            out["card"] = entry["card"]
-        return out
+            out["card"] = entry.get("card")
+        return [out]
     if e == "play":
-        out = {"kind": "play", "seat": entry["seat"], "actions": entry["actions"], "discard": entry["discard"]}
-        return out
+        seat = entry["seat"]
+        events = [{**fx, "seat": seat} for fx in entry.get("effects", ())]
+        if entry["discard"] is not None:
+            events.append({"kind": "discard", "seat": seat, "card": entry["discard"]})
+        return events
     if e == "deal_end":
-        return {"kind": "deal_end", **{k: entry[k] for k in ("deal", "out", "rummy", "reason", "hand_values", "scores", "totals", "eliminated")}}
+        return [{"kind": "deal_end", **{k: entry[k] for k in ("deal", "out", "rummy", "reason", "hand_values", "scores", "totals", "eliminated")}}]
     if e == "rebuild":
-        return {"kind": "rebuild", "stock_size": entry["stock_size"], "upcard": entry["upcard"]}
+        return [{"kind": "rebuild", "stock_size": entry["stock_size"], "upcard": entry["upcard"]}]
     if e == "forfeit":
-        return {"kind": "forfeit", "seat": entry["seat"], "reason": entry["reason"]}
-    if e == "game_end":
-        return {"kind": "game_end", "reason": entry["reason"], "totals": entry["totals"], "placings": entry["placings"]}
-    return None
+        return [{"kind": "forfeit", "seat": entry["seat"], "failure": entry["failure"], "reason": entry["reason"]}]
+    return []
