@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, NoReturn, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
@@ -18,6 +19,9 @@ from arena.cards import CardError, parse, text
 from arena.rules.melds import MeldError, form_meld, opening_value
 from arena.rules.options import CHOICES, RuleSet, RulesError, resolve
 from arena.rules.presets import PRESETS, SOURCES
+
+if TYPE_CHECKING:
+    from arena.settings import BotSpec
 
 app = typer.Typer(
     add_completion=False,
@@ -159,6 +163,177 @@ def simulate(
     elapsed = time.perf_counter() - start
     print(f"{games} games, {decisions} decisions in {elapsed:.2f}s: {games / elapsed:.1f} games/s, "
           f"{decisions / elapsed:.0f} decisions/s", file=sys.stderr)
+
+
+def _bot_spec(arg: str, index: int, transport: str) -> "BotSpec":
+    from arena.settings import BotSpec
+
+    name = arg
+    if arg.startswith("remote:"):
+        name = arg.split(":", 1)[1] or f"remote{index}"
+    elif arg not in ("random", "greedy"):
+        from arena.settings import first_word
+
+        name = Path(first_word(arg)).name if first_word(arg) else f"bot{index}"
+        if name in ("python", "python3", "node", "bash", "sh") and len(arg.split()) > 1:
+            name = Path(arg.split()[1]).stem
+    return BotSpec(name=name, command=arg, transport=transport)
+
+
+def _unique_names(specs: list["BotSpec"]) -> list["BotSpec"]:
+    from dataclasses import replace
+
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        seen[spec.name] = seen.get(spec.name, 0) + 1
+        out.append(spec if seen[spec.name] == 1 else replace(spec, name=f"{spec.name}#{seen[spec.name]}"))
+    return out
+
+
+@app.command()
+def play(
+    variant: Annotated[str, typer.Argument(help="Preset name.")],
+    bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, or remote:NAME.")],
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Game seed (decides every deal).")] = 1,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
+    increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
+    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport jitter, in ms.")] = 50,
+    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
+    record: Annotated[Optional[Path], typer.Option("--record", help="Game record file (JSON Lines).")] = None,
+    listen: Annotated[Optional[str], typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
+    stdio: Annotated[Optional[list[int]], typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
+    on_failure: Annotated[Optional[list[str]], typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
+) -> None:
+    """Play one game between bot processes, with live progress, a final table and a record."""
+    from dataclasses import replace
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from arena.display import describe
+    from arena.host import BotHost
+    from arena.referee import play_one
+    from arena.settings import FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
+
+    rules = _rules(variant)
+    lo, hi = rules.players
+    if not lo <= len(bots) <= hi:
+        fail(f"{variant} is played by {lo} to {hi} players; {len(bots)} bots given")
+    if min(time_ms, start_ms) < 1 or min(bank_ms, increment_ms, grace_ms) < 0:
+        fail("clock options must be positive (--time-ms, --start-ms) or zero or more (--bank-ms, --increment-ms, --grace-ms)")
+    policy = FailurePolicy()
+    for item in on_failure or []:
+        kind, _, pol = item.partition("=")
+        if kind not in FAILURE_KINDS or pol not in POLICIES:
+            fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
+        policy = replace(policy, **{kind: pol})
+    stdio_seats = set(stdio or [])
+    specs = _unique_names([_bot_spec(b, i, "stdio" if i in stdio_seats else "zmq") for i, b in enumerate(bots)])
+    for spec in specs:
+        if not spec.remote and not spec.is_bundled():
+            from arena.settings import first_word
+            import shutil
+
+            exe = first_word(spec.command)
+            if not (shutil.which(exe) or Path(exe).exists()):
+                fail(f"bot {spec.command!r}: command {exe!r} not found (not a sample bot, not on PATH, not a file)")
+    tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms, grace_ms=grace_ms)
+    record_path = record or Path("records") / f"{variant}-seed{seed}.jsonl"
+    console = Console(stderr=False)
+    names = [s.name for s in specs]
+
+    def on_entry(entry: dict) -> None:
+        if quiet:
+            return
+        if entry["e"] in ("deal_end", "failure", "forfeit", "game_end", "game_start") or (entry["e"] == "deal_start"):
+            line = describe(entry, names, full=False)
+            if line:
+                typer.echo(line)
+
+    host = BotHost(tc, record_path.parent / "logs", listen=listen, announce=lambda m: typer.echo(m, err=True))
+    try:
+        peers = [host.add(spec) for spec in specs]
+        for peer in peers:
+            if not host.start(peer) and not quiet:
+                typer.echo(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}", err=True)
+        started = time.perf_counter()
+        result = play_one(host, peers, rules, seed, f"{variant}-seed{seed}", tc, policy, record_path, on_entry)
+        elapsed = time.perf_counter() - started
+    except KeyboardInterrupt:
+        host.close("interrupted")
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130)
+    finally:
+        host.close()
+    table = Table(title=f"{variant}, seed {seed}: {result.end_reason} after {result.deals} deal(s)")
+    for col in ("Place", "Seat", "Bot", "Total", "Failures", "Median ms"):
+        table.add_column(col)
+    order = sorted(range(len(names)), key=lambda s: (result.placings[s], s))
+    for s in order:
+        lat = sorted(result.latencies_ms[s])
+        med = f"{lat[len(lat) // 2]:.1f}" if lat else "-"
+        fails = ", ".join(f"{k} {v}" for k, v in sorted(result.failures[s].items())) or "-"
+        if s in result.forfeited:
+            fails += " (forfeited)"
+        table.add_row(str(result.placings[s]), str(s), names[s], str(result.totals[s]), fails, med)
+    console.print(table)
+    typer.echo(f"record: {record_path}")
+    print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)
+
+
+def _read_record(path: Path) -> tuple[dict, list[dict]]:
+    if not path.exists():
+        fail(f"{path}: no such record file")
+    header = None
+    entries: list[dict] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                fail(f"{path}:{n}: not a JSON line ({e.msg})", code=1)
+            if header is None:
+                header = obj
+            else:
+                entries.append(obj)
+    if not isinstance(header, dict) or "record" not in header:
+        fail(f"{path}:1: not a game record (the first line must be the record header)", code=1)
+    return header, entries
+
+
+@app.command()
+def replay(
+    record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
+    verify: Annotated[bool, typer.Option("--verify", help="Re-check every action with the engine; exit 1 at the first entry that does not hold.")] = False,
+    private: Annotated[bool, typer.Option("--private/--public", help="Show hands and stock draws (default) or only what every seat saw.")] = True,
+) -> None:
+    """Print a recorded game turn by turn, or verify it against the engine."""
+    from arena.display import describe
+    from arena.rules.record import Header, ReplayError
+    from arena.rules.record import replay as run_replay
+
+    header, entries = _read_record(record)
+    if verify:
+        try:
+            h = Header.from_data(header)
+            game = run_replay(h, entries)
+        except ReplayError as e:
+            typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
+            raise typer.Exit(1)
+        typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
+                   f"placings {game.placings()}")
+        return
+    names = list(header.get("seats") or [f"seat{i}" for i in range(header.get("players", 0))])
+    typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: {', '.join(names)}")
+    for entry in entries:
+        line = describe(entry, names, full=private)
+        if line:
+            typer.echo(line)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -56,12 +56,12 @@ class Play:
 
 def _cards(raw: object, where: str) -> tuple[tuple[Card, ...], frozenset[int]]:
     if not isinstance(raw, list) or not raw:
-        raise IllegalAction(f"{where}: 'cards' must be a non-empty list of cards")
+        raise IllegalAction(f"{where}: 'cards' must be a non-empty list of cards (RULES 3.2)")
     cards: list[Card] = []
     marked: set[int] = set()
     for i, t in enumerate(raw):
         if not isinstance(t, str):
-            raise IllegalAction(f"{where}: card {i + 1} is not a string")
+            raise IllegalAction(f"{where}: card {i + 1} is not a string (RULES 1)")
         if t.endswith("*"):
             marked.add(i)
             t = t[:-1]
@@ -74,7 +74,7 @@ def _cards(raw: object, where: str) -> tuple[tuple[Card, ...], frozenset[int]]:
 
 def _card(raw: object, where: str) -> Card:
     if not isinstance(raw, str):
-        raise IllegalAction(f"{where}: expected a card string, got {raw!r}")
+        raise IllegalAction(f"{where}: expected a card string, got {raw!r} (RULES 1)")
     try:
         return parse(raw)
     except CardError as e:
@@ -83,36 +83,36 @@ def _card(raw: object, where: str) -> Card:
 
 def _int(raw: object, where: str) -> int:
     if not isinstance(raw, int) or isinstance(raw, bool):
-        raise IllegalAction(f"{where}: expected a meld id (a whole number), got {raw!r}")
+        raise IllegalAction(f"{where}: expected a meld id (a whole number), got {raw!r} (RULES 3.2)")
     return raw
 
 
 def action_from_data(data: Any, index: int) -> TableAction:
     where = f"action {index + 1}"
     if not isinstance(data, dict):
-        raise IllegalAction(f"{where}: expected an object")
+        raise IllegalAction(f"{where}: expected an object (RULES 3.2)")
     kind = data.get("type")
     if kind == "meld":
         cards, marked = _cards(data.get("cards"), where)
         mk = data.get("kind")
         if mk not in (None, "set", "run"):
-            raise IllegalAction(f"{where}: 'kind' must be \"set\" or \"run\"")
+            raise IllegalAction(f"{where}: 'kind' must be \"set\" or \"run\" (RULES 4)")
         return Meld(cards, marked, mk)
     if kind == "layoff":
         cards, marked = _cards(data.get("cards"), where)
         end = data.get("end")
         if end not in (None, "low", "high"):
-            raise IllegalAction(f"{where}: 'end' must be \"low\" or \"high\"")
+            raise IllegalAction(f"{where}: 'end' must be \"low\" or \"high\" (RULES 5.3)")
         return LayOff(_int(data.get("meld"), where), cards, marked, end)
     if kind == "swap":
         wild = data.get("wild")
         return Swap(_int(data.get("meld"), where), _card(data.get("card"), where), None if wild is None else _card(wild, where))
-    raise IllegalAction(f"{where}: unknown action type {kind!r}; expected meld, layoff or swap")
+    raise IllegalAction(f"{where}: unknown action type {kind!r}; expected meld, layoff or swap (RULES 3.2)")
 
 
 def play_from_data(actions: Any, discard: Any) -> Play:
     if not isinstance(actions, list):
-        raise IllegalAction("'actions' must be a list")
+        raise IllegalAction("'actions' must be a list (RULES 3.2)")
     parsed = tuple(action_from_data(a, i) for i, a in enumerate(actions))
     return Play(parsed, None if discard is None else _card(discard, "discard"))
 

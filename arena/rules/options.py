@@ -10,7 +10,7 @@ resolved tournament files, and ``from_data`` reads it back.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any, Literal
 
 from arena.cards import RANK_NAMES, CardError, parse_rank
@@ -132,9 +132,17 @@ class RuleSet:
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> RuleSet:
-        """Read back what ``to_data`` wrote (a resolved rule set)."""
+        """Read back what ``to_data`` wrote (a resolved rule set).
+
+        ``to_data`` leaves out options whose value is None (no wild rank, unlimited
+        rebuilds, ...), so an option missing here takes its RULES 9 default, never
+        the value of some preset.
+        """
         base = dict(data)
         name = base.pop("name", "custom")
+        for key in OPTION_NAMES:
+            if key not in base and _DEFAULTS[key] is not MISSING:
+                base[key] = _DEFAULTS[key]
         return resolve(name if name in _preset_names() else "basic", base, name=name)
 
 

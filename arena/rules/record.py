@@ -18,6 +18,8 @@ from arena.rules.options import RuleSet, RulesError
 
 RECORD_VERSION = 1
 ACTIONS = ("draw", "play", "forfeit")
+REFEREE_ENTRIES = ("failure",)  # written by the referee, not the engine: skipped by replay
+REFEREE_FIELDS = ("ms",)  # decision latency, added to draw/play entries by the referee
 
 
 class ReplayError(ValueError):
@@ -64,8 +66,28 @@ def _diff(expected: dict[str, Any], got: dict[str, Any]) -> str:
     return f"{expected.get('e', '?')} entry differs at {k!r}: the record says {expected.get(k)!r}, the engine gives {got.get(k)!r}"
 
 
-def replay(header: Header, entries: list[dict[str, Any]]) -> Game:
-    """Replay ``entries`` (the log) from ``header``; raise ReplayError at the first mismatch."""
+def replay(header: Header, record: list[dict[str, Any]]) -> Game:
+    """Replay a record's entries from ``header``; raise ReplayError at the first mismatch.
+
+    Entry numbers in errors count the record's entries from 1 (the header is line 0).
+    """
+    numbers: list[int] = []
+    entries: list[dict[str, Any]] = []
+    for n, raw in enumerate(record, start=1):
+        if not isinstance(raw, dict):
+            raise ReplayError(n, "an entry is not a JSON object")
+        if raw.get("e") in REFEREE_ENTRIES:
+            continue
+        numbers.append(n)
+        entries.append({k: v for k, v in raw.items() if k not in REFEREE_FIELDS})
+    try:
+        return _replay(header, entries)
+    except ReplayError as e:
+        n = numbers[e.index - 1] if 0 < e.index <= len(numbers) else len(record) + 1
+        raise ReplayError(n, str(e).split(": ", 1)[1]) from None
+
+
+def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
     game = Game(header.rules, header.players, header.seed)
     checked = 0
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from itertools import combinations
 
 from arena.cards import JOKER, Card, make, rank_of, suit_of
-from arena.rules.actions import IllegalAction, LayOff, Meld, Play, TableAction
-from arena.rules.melds import MeldError, form_meld, is_wild_card, opening_value, position_rank
+from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.melds import RUN, MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value, position_rank, swap_wild
 from arena.rules.options import RuleSet
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
 MAX_NODES = 400
+MAX_TABLE_NODES = 2000
 
 
 def _wild_allowance(naturals: int, rules: RuleSet) -> int:
@@ -140,7 +141,7 @@ def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:
         for combo in combinations(cands, k):
             nodes += 1
             if nodes > MAX_NODES:
-                return None
+                break
             rest = list(view.hand)
             ok = True
             for m in combo:
@@ -156,13 +157,78 @@ def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:
                 p = Play(tuple(actions), c)
                 if _try(rules, view, p):
                     return p
-    # equal cards only: lay them all (or all but one) off onto one meld
-    for m in view.melds:
-        for keep in (0, 1):
-            cards = tuple(view.hand[: len(view.hand) - keep])
-            if not cards:
-                continue
-            p = Play((LayOff(m.id, cards),), view.hand[-1] if keep else None)
-            if _try(rules, view, p):
-                return p
+        if nodes > MAX_NODES:
+            break
+    if len(set(view.hand)) == 1:
+        return _table_finish(rules, view)
     return None
+
+
+def _table_finish(rules: RuleSet, view: TurnView) -> Play | None:
+    """A depth-first search over lay-offs, swaps and new melds, one card at a time.
+
+    This is what decides whether taking the discard leaves a legal finish when
+    every card in the hand equals it (RULES 3.1): such a hand can only be played
+    out through the table (each copy onto a different meld, or swapped for a
+    wild that can then be discarded); any other hand has a plain discard unless
+    it must open (``candidate_melds`` combinations above).  Bounded by
+    ``MAX_TABLE_NODES``.
+    """
+    seen: set[tuple[tuple[Card, ...], tuple[tuple[Card, ...], ...]]] = set()
+    stack: list[tuple[tuple[TableAction, ...], list[Card], list[TableMeld]]] = [((), list(view.hand), list(view.melds))]
+    nodes = 0
+    while stack:
+        actions, hand, melds = stack.pop()
+        nodes += 1
+        if nodes > MAX_TABLE_NODES:
+            return None
+        if actions:
+            for d in _discards(view, hand) if hand else [None]:
+                p = Play(actions, d)
+                if _try(rules, view, p):
+                    return p
+        key = (tuple(sorted(hand)), tuple(tuple(m.cards) for m in melds))
+        if key in seen or not hand:
+            continue
+        seen.add(key)
+        nexts: list[tuple[TableAction, list[Card], list[TableMeld]]] = []
+        for x in sorted(set(hand)):
+            rest = list(hand)
+            rest.remove(x)
+            for m in melds:
+                ends: tuple[str | None, ...] = (None, "low") if m.kind == RUN and is_wild_card(x, rules) else (None,)
+                for end in ends:
+                    trial = m.copy()
+                    try:
+                        lay_off(trial, x, rules, end=end)
+                    except MeldError:
+                        continue
+                    nexts.append((LayOff(m.id, (x,), end=end), rest, _replace(melds, trial)))
+                if x == JOKER:
+                    continue
+                for w in sorted({c for c, f in zip(m.cards, m.wild) if f}):
+                    trial = m.copy()
+                    try:
+                        got = swap_wild(trial, x, rules, w)
+                    except MeldError:
+                        continue
+                    nexts.append((Swap(m.id, x, w), rest + [got], _replace(melds, trial)))
+        for cm in candidate_melds(hand, rules):
+            rest2 = _remove_all(hand, cm)
+            if rest2 is None:
+                continue
+            try:
+                shape = form_meld(list(cm), rules)
+            except MeldError:
+                continue
+            shape.id, shape.owner = len(melds), view.seat
+            nexts.append((Meld(cm), rest2, melds + [shape]))
+        for act, rest, ms in reversed(nexts):
+            stack.append(((*actions, act), rest, ms))
+    return None
+
+
+def _replace(melds: list[TableMeld], changed: TableMeld) -> list[TableMeld]:
+    out = list(melds)
+    out[changed.id] = changed
+    return out

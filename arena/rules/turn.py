@@ -44,12 +44,12 @@ class TurnOutcome:
     effects: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _take(hand: list[Card], cards: tuple[Card, ...], where: str) -> None:
+def _take(hand: list[Card], cards: tuple[Card, ...], where: str, rule: str = "RULES 3.2") -> None:
     for c in cards:
         try:
             hand.remove(c)
         except ValueError:
-            raise IllegalAction(f"{where}: {text(c)} is not in your hand") from None
+            raise IllegalAction(f"{where}: {text(c)} is not in your hand ({rule})") from None
 
 
 def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
@@ -87,16 +87,22 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
 
     def touch_meld(mid: int) -> TableMeld:
         if not 0 <= mid < len(melds):
-            raise IllegalAction(f"action {i + 1}: there is no meld {mid} on the table")
+            raise IllegalAction(f"action {i + 1}: there is no meld {mid} on the table (RULES 3.2)")
         if mid not in copied:
             melds[mid] = melds[mid].copy()
             copied.add(mid)
         return melds[mid]
 
-    def settle_wilds(cards: tuple[Card, ...] | list[Card], wild_flags: list[bool], target: int) -> None:
-        for c, w in zip(cards, wild_flags):
-            if not w:
-                continue
+    def settle_wilds(cards: tuple[Card, ...] | list[Card], target: int) -> None:
+        """Cards just put into meld ``target`` settle swapped wilds still to be melded (RULES 4.4).
+
+        The swapped card counts as melded whether it goes in as a wild or (a card of
+        the wild rank in its own place) as a natural: RULES 4.4 asks only that it be
+        put into a different meld.
+        """
+        if not pending_wilds:
+            return
+        for c in cards:
             for k, (pc, origin) in enumerate(pending_wilds):
                 if pc == c:
                     if origin == target:
@@ -121,7 +127,7 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
             except MeldError as e:
                 raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
             m.id, m.owner = len(melds), seat
-            settle_wilds(m.cards, m.wild, m.id)
+            settle_wilds(m.cards, m.id)
             melds.append(m)
             copied.add(m.id)
             new_melds += 1
@@ -145,10 +151,10 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
             _take(hand, act.cards, where)
             for k, c in enumerate(act.cards):
                 try:
-                    as_wild = lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
+                    lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
                 except MeldError as e:
                     raise IllegalAction(f"{where}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
-                settle_wilds((c,), [as_wild], m.id)
+                settle_wilds((c,), m.id)
             effects.append({"kind": "layoff", "seat": seat, "meld": m.id, "cards": list(act.cards)})
         elif isinstance(act, Swap):
             if rules.joker_swap == "none":
@@ -192,7 +198,7 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
             raise IllegalAction(
                 f"cannot discard {text(play.discard)}: it is (or equals) the card taken from the discard pile this turn (RULES 3.3)"
             )
-        _take(hand, (play.discard,), "discard")
+        _take(hand, (play.discard,), "discard", "RULES 3.3")
         for k, (pc, _origin) in enumerate(pending_wilds):
             if pc == play.discard:
                 del pending_wilds[k]

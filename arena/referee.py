@@ -1,0 +1,338 @@
+"""One game between bots over the protocol (DESIGN 4 and 5).
+
+``play_game`` deals through the engine, asks each seat's bot the two
+decisions of a turn, applies the answers through the engine (which alone
+decides what is legal), broadcasts the public events, and enforces the clocks
+and the failure policy.  Whatever a bot does, the game ends and the referee
+does not crash: every failure is recorded with its kind and reason and
+handled by the policy (``retry``, ``default`` move, or ``forfeit``).
+
+The game record is the engine's log with the referee's own entries woven in:
+``failure`` entries, and the latency in ms of every answered decision (the
+``ms`` field of ``draw`` and ``play`` entries).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import msgspec
+
+from arena.host import BotHost, Incoming, Peer
+from arena.rules.actions import STOCK, IllegalAction, Play, play_from_data
+from arena.rules.game import Game, Phase, public_events
+from arena.rules.options import RuleSet
+from arena.rules.record import header_of
+from arena.settings import FailurePolicy, TimeControl
+from protocol.messages import PROTOCOL_VERSION, Draw, Hello, MessageError, decode_from_bot, encode
+from protocol.messages import Play as PlayMessage
+
+MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
+
+
+@dataclass
+class SeatState:
+    seat: int
+    peer: Peer
+    bank_left: int
+    strikes: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    stale_recorded: int = 0
+    referee_plays: bool = False  # the bot is gone for this game: the referee plays safe moves
+    latencies: list[float] = field(default_factory=list)
+    answered_ms: float | None = None  # latency of the decision being applied, if the bot answered it
+
+
+@dataclass
+class GameResult:
+    game_id: str
+    seed: int
+    seats: list[str]
+    placings: list[int]
+    totals: list[int]
+    failures: list[dict[str, int]]
+    forfeited: list[int]
+    end_reason: str
+    deals: int
+    turn_capped: int
+    decisions: int
+    latencies_ms: list[list[float]]
+    record: list[dict[str, Any]]
+    record_path: str | None = None
+    failure_log: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Referee:
+    """Plays one game on a ``BotHost`` whose peers have been started."""
+
+    def __init__(self, host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str,
+                 time_control: TimeControl, policy: FailurePolicy,
+                 on_entry: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.host = host
+        self.rules = rules
+        self.game_id = game_id
+        self.time = time_control
+        self.policy = policy
+        self.on_entry = on_entry or (lambda _e: None)
+        self.game = Game(rules, len(peers), seed)
+        self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
+        self.by_peer = {id(p): s for s, p in zip(self.seats, peers)}
+        self.record: list[dict[str, Any]] = []
+        self.failure_log: list[dict[str, Any]] = []
+        self.decisions = 0
+
+    # -- the game loop ---------------------------------------------------------------
+    def run(self) -> GameResult:
+        g = self.game
+        rules_data = self.rules.to_data()
+        names = [s.peer.spec.name for s in self.seats]
+        clock = {"decision_ms": self.time.decision_ms, "bank_ms": self.time.bank_ms,
+                 "increment_ms": self.time.increment_ms, "grace_ms": self.time.grace_ms}
+        for st in self.seats:
+            if not st.peer.ready:
+                kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
+                self._fail(st, kind, reason, startup=True)
+            else:
+                self._send(st, {"type": "new_game", "game": self.game_id, "seat": st.seat, "players": names,
+                                "rules": rules_data, "clock": clock})
+        self._absorb(list(g.log))
+        while not g.over:
+            st = self.seats[g.current]
+            st.answered_ms = None
+            if g.phase is Phase.DRAW:
+                source = self._decide_draw(st)
+                if source is not None:
+                    self._absorb(g.draw(source), st.answered_ms)
+            else:
+                play = self._decide_play(st)
+                if play is not None:
+                    self._absorb(g.play(play), st.answered_ms)
+        result = {"type": "game_over", "game": self.game_id, "placings": g.placings(), "totals": g.totals,
+                  "reason": g.end_reason}
+        for st in self.seats:
+            if st.peer.ready and not st.referee_plays:
+                self._send(st, result)
+        return self._result()
+
+    def _result(self) -> GameResult:
+        g = self.game
+        return GameResult(
+            game_id=self.game_id, seed=g.seed, seats=[s.peer.spec.name for s in self.seats],
+            placings=g.placings(), totals=list(g.totals), failures=[dict(s.failures) for s in self.seats],
+            forfeited=list(g.forfeited), end_reason=g.end_reason, deals=g.deal_no,
+            turn_capped=sum(1 for e in g.log if e["e"] == "deal_end" and e["reason"] == "turn_cap"),
+            decisions=self.decisions, latencies_ms=[s.latencies for s in self.seats], record=self.record,
+            failure_log=self.failure_log,
+        )
+
+    def _absorb(self, entries: list[dict[str, Any]], answered_ms: float | None = None) -> None:
+        """Record engine entries (the action's latency on its first) and broadcast their public events."""
+        if entries and answered_ms is not None:
+            entries[0]["ms"] = answered_ms
+        for entry in entries:
+            self.record.append(entry)
+            self.on_entry(entry)
+            for ev in public_events(entry):
+                data = encode({"v": PROTOCOL_VERSION, "type": "event", "game": self.game_id, "event": ev})
+                for st in self.seats:
+                    if st.peer.ready and not st.referee_plays:
+                        self.host.send(st.peer, data)
+
+    def _send(self, st: SeatState, body: dict[str, Any]) -> bool:
+        return self.host.send(st.peer, encode({"v": PROTOCOL_VERSION, **body}))
+
+    # -- decisions ------------------------------------------------------------------------
+    def _decide_draw(self, st: SeatState) -> str | None:
+        while True:
+            if st.referee_plays:
+                return STOCK
+            got = self._ask(st, "draw")
+            if isinstance(got, str):  # a failure kind was handled
+                outcome = got
+            else:
+                msg, latency = got
+                assert isinstance(msg, Draw)
+                try:
+                    self.game.verify_draw(msg.source)
+                except IllegalAction as e:
+                    outcome = self._fail(st, "illegal", str(e))
+                else:
+                    self._accept(st, latency)
+                    return msg.source
+            if outcome == "retry":
+                continue
+            if outcome == "default":
+                return STOCK
+            return None  # forfeited
+
+    def _decide_play(self, st: SeatState) -> Play | None:
+        while True:
+            if st.referee_plays:
+                return self.game.safe_play()
+            got = self._ask(st, "play")
+            if isinstance(got, str):
+                outcome = got
+            else:
+                msg, latency = got
+                assert isinstance(msg, PlayMessage)
+                try:
+                    play = play_from_data(msgspec.to_builtins(msg.actions), msg.discard)
+                    self.game.verify_play(play)
+                except IllegalAction as e:
+                    outcome = self._fail(st, "illegal", str(e))
+                else:
+                    self._accept(st, latency)
+                    return play
+            if outcome == "retry":
+                continue
+            if outcome == "default":
+                return self.game.safe_play()
+            return None
+
+    def _accept(self, st: SeatState, latency_ms: float) -> None:
+        self.decisions += 1
+        st.answered_ms = round(latency_ms, 3)
+        st.latencies.append(st.answered_ms)
+        over = latency_ms - self.time.decision_ms
+        if over > 0:
+            st.bank_left = max(0, st.bank_left - int(over + 0.999))
+        st.bank_left += self.time.increment_ms
+
+    def _ask(self, st: SeatState, decision: str) -> tuple[Draw | PlayMessage, float] | str:
+        """Send a request and wait for its reply; a failure returns the policy's outcome."""
+        peer = st.peer
+        seq = peer.next_seq()
+        obs = self.game.observation(st.seat).to_data()
+        body = {"v": PROTOCOL_VERSION, "type": "request", "game": self.game_id, "seq": seq, "decision": decision,
+                "observation": obs, "clock": {"decision_ms": self.time.decision_ms, "bank_ms_left": st.bank_left}}
+        data = encode(body)
+        t0 = time.monotonic()
+        if not self.host.send(peer, data):
+            if not peer.alive():
+                return self._fail(st, "crash", f"the bot {self._exit(peer)}")
+            return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
+        limit_s = (self.time.decision_ms + st.bank_left + self.time.grace_ms) / 1000
+        deadline = t0 + limit_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            item = self.host.recv(min(left, 0.1))
+            if item is None:
+                if not peer.alive():
+                    return self._fail(st, "crash", f"the bot {self._exit(peer)} while deciding {decision}")
+                continue
+            if item.peer is not peer:
+                self._stray(item)
+                continue
+            latency_ms = (item.at - t0) * 1000
+            try:
+                msg = decode_from_bot(item.data)
+            except MessageError as e:
+                if e.shape and e.seq is not None and (e.seq != seq or e.game != self.game_id):
+                    self._stale(st, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, and of the wrong shape")
+                    continue
+                return self._fail(st, e.kind, e.reason, seq=seq)
+            if isinstance(msg, Hello):
+                self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
+                                     game=self.game_id, seq=seq)
+                continue
+            if msg.game != self.game_id or msg.seq != seq:
+                self._stale(st, f"a {msg.type if hasattr(msg, 'type') else 'reply'} for seq {msg.seq} of game {msg.game} "
+                                f"while seq {seq} of game {self.game_id} is asked")
+                continue
+            want = Draw if decision == "draw" else PlayMessage
+            if not isinstance(msg, want):
+                return self._fail(st, "malformed", f"asked for a {decision} decision, got a "
+                                                   f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq)
+            if latency_ms > limit_s * 1000:
+                break  # arrived, but after the deadline (it waited in the queue)
+            return msg, latency_ms
+        if not peer.alive():
+            return self._fail(st, "crash", f"the bot {self._exit(peer)} while deciding {decision}")
+        return self._fail(st, "timeout", f"no {decision} reply within {self.time.decision_ms} ms "
+                                         f"(+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)", seq=seq)
+
+    @staticmethod
+    def _exit(peer: Peer) -> str:
+        return peer.process.exit_description() if peer.process is not None else "disconnected"
+
+    # -- failures ---------------------------------------------------------------------------
+    def _stray(self, item: Incoming) -> None:
+        """A frame from a bot that was not asked: out of turn (stale) or unknown token."""
+        if item.peer is None:
+            self.host.handle_stray(item)
+            return
+        st = self.by_peer.get(id(item.peer))
+        if st is None or st.referee_plays:
+            return
+        self._stale(st, "a message out of turn (no request of this bot is open)")
+
+    def _stale(self, st: SeatState, reason: str) -> None:
+        """Stale and out-of-turn replies are dropped and logged, never applied."""
+        st.failures["stale"] += 1
+        if st.stale_recorded < MAX_RECORDED_STALE:
+            st.stale_recorded += 1
+            self._log_failure(st, "stale", reason, "dropped")
+            self.host.send_error(st.peer, "stale", f"dropped: {reason}", retry=False, game=self.game_id)
+
+    def _log_failure(self, st: SeatState, kind: str, reason: str, action: str) -> None:
+        g = self.game
+        entry = {"e": "failure", "seat": st.seat, "bot": st.peer.spec.name, "kind": kind, "reason": reason,
+                 "action": action, "deal": g.deal_no, "turn": g.turn}
+        self.record.append(entry)
+        self.failure_log.append(entry)
+        self.on_entry(entry)
+
+    def _fail(self, st: SeatState, kind: str, reason: str, seq: int | None = None, startup: bool = False) -> str:
+        """Record a failure and apply the policy: returns "retry", "default" or "forfeit"."""
+        st.failures[kind] += 1
+        policy = self.policy.policy(kind)
+        gone = startup or kind in ("crash", "disconnect") or not st.peer.alive()
+        if policy == "retry":
+            st.strikes += 1
+            if gone or st.strikes > self.policy.strikes:
+                policy = "default"
+        action = policy if not (gone and policy == "default") else "referee plays safe moves for the rest of the game"
+        self._log_failure(st, kind, reason, action)
+        if not gone:
+            self.host.send_error(st.peer, kind if kind in ("illegal", "malformed", "oversized", "timeout") else "protocol",
+                                 reason, retry=policy == "retry", game=self.game_id, seq=seq)
+        if policy == "forfeit":
+            entries = self.game.forfeit(st.seat, reason, kind)
+            st.referee_plays = True
+            self._absorb(entries)
+            return "forfeit"
+        if gone:
+            st.referee_plays = True
+        return policy
+
+
+def write_record(path: Path, result: GameResult, header: dict[str, Any]) -> None:
+    """Write a game record as JSON Lines: a header line, then one line per entry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(json.dumps(header).encode() + b"\n")
+        enc = msgspec.json.Encoder()
+        for entry in result.record:
+            f.write(enc.encode(entry) + b"\n")
+    tmp.replace(path)
+
+
+def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str, time_control: TimeControl,
+             policy: FailurePolicy, record_path: Path | None = None,
+             on_entry: Callable[[dict[str, Any]], None] | None = None) -> GameResult:
+    """Play a game and (optionally) write its record."""
+    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry)
+    result = ref.run()
+    if record_path is not None:
+        header = header_of(ref.game, tuple(result.seats), game_id=game_id).to_data()
+        write_record(record_path, result, header=header)
+        result.record_path = str(record_path)
+    return result
