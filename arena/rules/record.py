@@ -117,7 +117,7 @@ def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
                     raise ReplayError(i + 1, f"play by seat {entry.get('seat')} but it is seat {game.current}'s turn")
                 game.play(play_from_data(entry["actions"], entry["discard"]))
             else:
-                game.forfeit(int(entry["seat"]), entry.get("reason", ""))
+                game.forfeit(int(entry["seat"]), entry.get("reason", ""), entry.get("failure", "forfeit"))
         except IllegalAction as e:
             raise ReplayError(i + 1, f"the engine rejects this {kind}: {e}") from None
         except (KeyError, TypeError) as e:

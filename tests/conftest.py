@@ -1,0 +1,87 @@
+"""Shared test helpers: run real games between bot processes, and prove no process is left."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+import pytest
+
+from arena.host import BotHost
+from arena.referee import GameResult, play_one
+from arena.rules.options import resolve
+from arena.settings import BotSpec, FailurePolicy, TimeControl
+
+ROOT = Path(__file__).resolve().parent.parent
+MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
+
+
+def misbehave(mode: str) -> str:
+    return f"{sys.executable} {MISBEHAVE} {mode}"
+
+
+def arena_processes(tokens: set[str] | None = None) -> list[psutil.Process]:
+    """Live processes started for a bot (they carry ARENA_TOKEN, or a misbehave/sample bot command line)."""
+    found = []
+    me = os.getpid()
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
+        try:
+            if p.pid == me or p.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            cmd = " ".join(p.info["cmdline"] or [])
+            if "misbehave.py" in cmd or "sample_bots." in cmd or "sample_bots/" in cmd:
+                found.append(p)
+                continue
+            if tokens:
+                env = p.environ()
+                if env.get("ARENA_TOKEN") in tokens:
+                    found.append(p)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+@pytest.fixture
+def no_leaks():
+    """Fails the test if any bot process outlives it."""
+    yield
+    left = arena_processes()
+    for p in left:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    assert not left, f"bot processes left running: {[' '.join(p.info['cmdline'] or []) for p in left]}"
+
+
+def run_game(
+    variant: str,
+    commands: list[str],
+    tmp_path: Path,
+    seed: int = 1,
+    policy: FailurePolicy = FailurePolicy(),
+    time_control: TimeControl = TimeControl(start_ms=10000, decision_ms=1000, grace_ms=50),
+    env: dict[int, dict[str, str]] | None = None,
+    other_token_of: dict[int, int] | None = None,
+    overrides: dict | None = None,
+    transports: dict[int, str] | None = None,
+) -> tuple[GameResult, list[str]]:
+    """Play one game between real bot processes; returns the result and the seats' tokens."""
+    rules = resolve(variant, overrides or {})
+    with BotHost(time_control, tmp_path / "logs") as host:
+        peers = [host.add(BotSpec(name=f"s{i}", command=c, transport=(transports or {}).get(i, "zmq")))
+                 for i, c in enumerate(commands)]
+        for i, peer in enumerate(peers):
+            extra = dict((env or {}).get(i, {}))
+            if other_token_of and i in other_token_of:
+                extra["OTHER_TOKEN"] = peers[other_token_of[i]].token
+            if extra:
+                peer.spec = replace(peer.spec, env=extra)
+        for peer in peers:
+            host.start(peer)
+        result = play_one(host, peers, rules, seed, f"test-{seed}", time_control, policy, tmp_path / "record.jsonl")
+        tokens = [p.token for p in peers]
+    return result, tokens

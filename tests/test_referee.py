@@ -1,0 +1,201 @@
+"""The referee with real bot processes over ZeroMQ: every preset, hiding, failures, hygiene."""
+
+from __future__ import annotations
+
+import json
+import pytest
+
+from arena.rules.presets import PRESETS
+from arena.rules.record import Header, replay
+from arena.settings import FailurePolicy, TimeControl
+from tests.conftest import arena_processes, misbehave, run_game
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+
+FAST = TimeControl(start_ms=10000, decision_ms=400, grace_ms=50)
+
+
+def read_record(path):
+    lines = [json.loads(x) for x in open(path)]
+    return lines[0], lines[1:]
+
+
+@pytest.mark.parametrize("variant", list(PRESETS))
+def test_every_preset_plays_to_the_end_between_processes(variant, tmp_path):
+    lo, hi = PRESETS[variant].players
+    seats = [lo, hi] if variant in ("basic", "czech") else [min(hi, 3)]
+    for n in seats:
+        bots = (["greedy", "random"] * 4)[:n]
+        result, _ = run_game(variant, bots, tmp_path / str(n), seed=n)
+        assert sorted(result.placings)[0] == 1 and len(result.placings) == n
+        assert all(not f for f in result.failures), result.failures
+        header, entries = read_record(tmp_path / str(n) / "record.jsonl")
+        game = replay(Header.from_data(header), entries)
+        assert game.totals == result.totals
+
+
+def test_six_and_five_seat_tables(tmp_path):
+    for n, variant in ((6, "german"), (5, "international")):
+        result, _ = run_game(variant, ["greedy"] * n, tmp_path / str(n), seed=2)
+        assert len(result.totals) == n and result.end_reason
+
+
+def test_same_seed_same_record(tmp_path):
+    a, _ = run_game("german", ["greedy", "random", "greedy"], tmp_path / "a", seed=5)
+    b, _ = run_game("german", ["greedy", "random", "greedy"], tmp_path / "b", seed=5)
+    strip = lambda rec: [{k: v for k, v in e.items() if k != "ms"} for e in rec]  # noqa: E731
+    assert strip(a.record) == strip(b.record)
+
+
+def test_spy_never_sees_another_hand_or_the_stock(tmp_path):
+    log = tmp_path / "spy.log"
+    result, _ = run_game("basic", [misbehave("spy"), "greedy", "greedy"], tmp_path, seed=3,
+                         env={0: {"SPY_LOG": str(log)}})
+    header, entries = read_record(tmp_path / "record.jsonl")
+    received = [json.loads(x) for x in open(log)]
+    assert received, "the spy received nothing"
+    text = "\n".join(json.dumps(m) for m in received)
+    assert '"hands"' not in text and '"stock"' not in text.replace('"stock_size"', "").replace('"source": "stock"', "").replace('["stock"', "").replace('"stock"]', "").replace(', "stock"', "")
+    for m in received:
+        if m["type"] == "event" and m["event"]["kind"] == "draw" and m["event"]["source"] == "stock":
+            assert "card" not in m["event"]
+    # Per deal: the cards other seats still held at the end, and the stock, never reached the spy.
+    deal_msgs: dict[int, list[str]] = {}
+    current = 0
+    for m in received:
+        if m["type"] == "event" and m["event"]["kind"] == "deal_start":
+            current = m["event"]["deal"]
+        deal_msgs.setdefault(current, []).append(json.dumps(m))
+    public: set[str] = set()  # cards that were face up at some point of the deal
+    for e in entries:
+        if e["e"] == "deal_start":
+            public = {e["upcard"]}
+        elif e["e"] == "play":
+            public.update(c for a in e["actions"] for c in a.get("cards", [a.get("card")]) if c)
+            if e["discard"]:
+                public.add(e["discard"])
+        elif e["e"] == "rebuild" and e.get("upcard"):
+            public.add(e["upcard"])
+        elif e["e"] == "deal_end":
+            secret = {c for seat, hand in enumerate(e["hands"]) if seat != 0 for c in hand} - public
+            seen = "\n".join(deal_msgs.get(e["deal"], []))
+            leaked = [c for c in secret if f'"{c}"' in seen]
+            assert not leaked, f"deal {e['deal']}: the spy saw {leaked} from another hand"
+
+
+def failures_of(result, seat):
+    return [e for e in result.failure_log if e["seat"] == seat]
+
+
+@pytest.mark.parametrize("mode,kind", [
+    ("crash", "crash"),
+    ("sleep", "timeout"),
+    ("not_json", "malformed"),
+    ("wrong_shape", "malformed"),
+    ("huge", "oversized"),
+    ("illegal_once", "illegal"),
+    ("stale", "stale"),
+    ("exit_clean", "crash"),
+])
+def test_broken_bot_failure_is_recorded_and_game_finishes(mode, kind, tmp_path):
+    result, _ = run_game("basic", [misbehave(mode), "greedy"], tmp_path, seed=11, time_control=FAST)
+    kinds = [e["kind"] for e in failures_of(result, 0)]
+    assert kind in kinds, (mode, result.failure_log)
+    assert all(e["reason"] for e in failures_of(result, 0))
+    assert not result.failures[1], "the honest bot was affected"
+    header, entries = read_record(tmp_path / "record.jsonl")
+    assert any(e.get("e") == "failure" and e["kind"] == kind for e in entries)
+    replay(Header.from_data(header), entries)  # the record still verifies
+
+
+def test_illegal_meld_gets_engine_reason_and_retry_then_default(tmp_path):
+    policy = FailurePolicy(illegal="retry", strikes=2)
+    result, _ = run_game("basic", [misbehave("illegal"), "greedy"], tmp_path, seed=4, policy=policy, time_control=FAST)
+    ill = [e for e in failures_of(result, 0) if e["kind"] == "illegal"]
+    assert ill and "not in your hand" in ill[0]["reason"] and "RULES" in ill[0]["reason"]
+    assert ill[0]["action"] == "retry" and any(e["action"] == "default" for e in ill)
+    assert result.end_reason
+
+
+def test_forfeit_policy_places_bot_last_and_two_seat_game_ends(tmp_path):
+    policy = FailurePolicy(illegal="forfeit")
+    result, _ = run_game("basic", [misbehave("illegal"), "greedy"], tmp_path, seed=4, policy=policy, time_control=FAST)
+    assert result.forfeited == [0]
+    assert result.placings == [2, 1]
+    assert result.end_reason == "forfeit"
+
+
+def test_forfeit_others_play_on(tmp_path):
+    policy = FailurePolicy(crash="forfeit")
+    result, _ = run_game("basic", [misbehave("crash"), "greedy", "greedy"], tmp_path, seed=6, policy=policy,
+                         time_control=FAST)
+    assert result.forfeited == [0] and result.placings[0] == 3
+    assert result.end_reason == "target"
+
+
+def test_hang_times_out_and_referee_plays_on(tmp_path):
+    result, _ = run_game("basic", [misbehave("hang"), "greedy"], tmp_path, seed=8,
+                         time_control=TimeControl(start_ms=10000, decision_ms=200, grace_ms=20))
+    kinds = [e["kind"] for e in failures_of(result, 0)]
+    assert kinds.count("timeout") >= 1
+    assert result.end_reason and not result.failures[1]
+
+
+def test_flood_of_stale_messages_is_dropped(tmp_path):
+    result, _ = run_game("basic", [misbehave("flood"), "greedy"], tmp_path, seed=9, time_control=FAST,
+                         policy=FailurePolicy(stale="retry", strikes=1000))
+    assert result.failures[0]["stale"] >= 200
+    assert not result.failures[1]
+
+
+@pytest.mark.parametrize("imposter_first", [True, False])
+def test_connecting_with_another_seats_token(imposter_first, tmp_path):
+    # The imposter uses the honest seat's token; either order of start is caught as "token".
+    if imposter_first:
+        commands, other = [misbehave("other_token"), "greedy"], {0: 1}
+        bad, good = 0, 1
+    else:
+        commands, other = ["greedy", misbehave("other_token")], {1: 0}
+        bad, good = 1, 0
+    result, _ = run_game("basic", commands, tmp_path, seed=12, other_token_of=other,
+                         time_control=TimeControl(start_ms=1500, decision_ms=400, grace_ms=50))
+    kinds = [e["kind"] for e in failures_of(result, bad)]
+    assert kinds == ["token"], result.failure_log
+    assert not result.failures[good]
+    assert result.end_reason
+
+
+def test_bot_that_never_says_hello(tmp_path):
+    result, _ = run_game("basic", [misbehave("no_hello"), "greedy"], tmp_path, seed=13,
+                         time_control=TimeControl(start_ms=800, decision_ms=400, grace_ms=50))
+    kinds = [e["kind"] for e in failures_of(result, 0)]
+    assert kinds and kinds[0] in ("token", "timeout")
+
+
+def test_command_that_does_not_exist(tmp_path):
+    result, _ = run_game("basic", ["/nonexistent/bot --x", "greedy"], tmp_path, seed=14, time_control=FAST)
+    f = failures_of(result, 0)
+    assert f[0]["kind"] == "crash" and "could not start" in f[0]["reason"]
+
+
+def test_chatty_bot_log_is_capped(tmp_path):
+    result, _ = run_game("basic", [misbehave("chatty"), "greedy"], tmp_path, seed=15, time_control=FAST)
+    assert not result.failures[0]
+    log = tmp_path / "logs" / "s0.log"
+    assert log.exists() and log.stat().st_size <= (1 << 20) + 200
+
+
+def test_no_process_survives(tmp_path):
+    run_game("basic", ["greedy", misbehave("hang")], tmp_path, seed=1,
+             time_control=TimeControl(start_ms=10000, decision_ms=100, grace_ms=10))
+    assert not arena_processes()
+
+
+def test_late_reply_then_on_time(tmp_path):
+    tc = TimeControl(start_ms=10000, decision_ms=200, bank_ms=100, grace_ms=20)
+    result, _ = run_game("basic", [misbehave("late"), "greedy"], tmp_path, seed=16, time_control=tc)
+    kinds = [e["kind"] for e in failures_of(result, 0)]
+    assert "timeout" in kinds and "stale" in kinds  # the late answer arrives and is dropped, never applied
+    # The request sent while the bot was still asleep may time out too; after that it is on time again.
+    assert kinds.count("timeout") <= 2
+    assert len(result.latencies_ms[0]) > 10 and max(result.latencies_ms[0][-5:]) < 200
