@@ -336,6 +336,111 @@ def replay(
             typer.echo(line)
 
 
+def _load_tournament(file: Path, out: Optional[Path] = None):
+    from dataclasses import replace
+
+    from arena.tournament.config import validate_file
+
+    t, errors = validate_file(file)
+    if errors:
+        for e in errors:
+            typer.echo(str(e), err=True)
+        typer.echo(f"{file}: {len(errors)} problem(s); nothing was run", err=True)
+        raise typer.Exit(2)
+    assert t is not None
+    if out is not None:
+        t = replace(t, output=str(out.resolve()))
+    return t
+
+
+@app.command()
+def validate(file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")]) -> None:
+    """Check a tournament file without running it: every problem at once, with key and line."""
+    from arena.tournament import schedule
+
+    t = _load_tournament(file)
+    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables, "
+               f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games")
+
+
+@app.command()
+def init(
+    file: Annotated[Path, typer.Argument(help="Where to write the starter file.")] = Path("tournament.toml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a starter tournament file (every option shown with its default)."""
+    from arena.tournament.config import starter_toml
+
+    if file.exists() and not force:
+        fail(f"{file} exists; use --force to overwrite it")
+    file.write_text(starter_toml(), encoding="utf-8")
+    typer.echo(f"wrote {file}; check it with `arena validate {file}` and run it with `arena run {file}`")
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Results folder (default: the file's `output`).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run in the same folder.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
+) -> None:
+    """Run a whole tournament: validate, play every game in parallel, journal, standings."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from arena.tournament import schedule, standings
+    from arena.tournament.runner import RunError
+    from arena.tournament.runner import run as run_tournament
+
+    if fmt not in ("table", "md", "csv", "json"):
+        fail(f"--format: expected table, md, csv or json, got {fmt!r}")
+    t = _load_tournament(file, out)
+    folder = t.output_dir
+    total = schedule.total_games(t)
+    typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
+               f"{len(schedule.seatings(t.seats, t.seating))} seatings), concurrency {t.concurrency}; results in {folder}",
+               err=True)
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[rate]} games/s"), TimeElapsedColumn(), TextColumn("ETA"),
+                        TimeRemainingColumn(), TextColumn("{task.fields[fails]}"), transient=False)
+    start = time.monotonic()
+    with progress:
+        task = progress.add_task("games", total=total, rate="-", fails="no failures")
+
+        def on_progress(summary, _index) -> None:
+            el = time.monotonic() - start
+            fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failures.items())) or "no failures"
+            progress.update(task, completed=summary.played + summary.skipped,
+                            rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
+
+        try:
+            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress)
+        except RunError as e:
+            fail(str(e))
+        progress.update(task, completed=summary.played + summary.skipped)
+    if summary.interrupted:
+        typer.echo(f"interrupted after {summary.played} game(s) this run; continue with: arena run {file} --resume"
+                   + (f" --out {out}" if out else ""), err=True)
+        raise typer.Exit(130)
+    typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
+               f"{summary.bot_starts} bot process start(s)", err=True)
+    typer.echo(standings.render(folder, fmt))
+
+
+@app.command(name="standings")
+def standings_cmd(
+    folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
+    fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
+) -> None:
+    """Standings and crosstable of a results folder."""
+    from arena.tournament import standings
+
+    if fmt not in ("table", "md", "csv", "json"):
+        fail(f"--format: expected table, md, csv or json, got {fmt!r}")
+    if not (folder / "journal.jsonl").exists():
+        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
+    typer.echo(standings.render(folder, fmt))
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -18,6 +18,7 @@ optional)::
     seed = 1
     output = "results/club-night"  # relative to the file's folder
     ladder_points = false          # 56 per win, 34 per other game, 0 per forfeit
+    records = true                 # write a game record per game (records/<game id>.jsonl)
     [rules]                        # overrides of the preset, by option name
     target = 150
     [time]                         # milliseconds
@@ -90,6 +91,7 @@ class Tournament:
     seed: int = 1
     output: str = ""
     ladder_points: bool = False
+    records: bool = True
     base_dir: str = "."
 
     @property
@@ -122,6 +124,7 @@ class Tournament:
             "seed": self.seed,
             "output": self.output,
             "ladder_points": self.ladder_points,
+            "records": self.records,
             "base_dir": self.base_dir,
             "rules": self.rules.to_data(),
             "time": asdict(self.time),
@@ -337,7 +340,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 # -- checking -------------------------------------------------------------------
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
-             "failures", "concurrency", "seed", "output", "ladder_points", "base_dir")
+             "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -460,6 +463,7 @@ class _Checker:
         seed = self.integer(data, "seed", (), default=1)
         output = self.string(data, "output", (), default=f"results/{name}")
         ladder = self.boolean(data, "ladder_points", (), default=False)
+        records = self.boolean(data, "records", (), default=True)
 
         if self.errors:
             return None
@@ -467,7 +471,7 @@ class _Checker:
         return Tournament(
             name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
-            seed=seed, output=output, ladder_points=ladder, base_dir=str(base_dir),
+            seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
         )
 
     def rules(self, data: dict[str, Any]) -> tuple[RuleSet | None, tuple[int, int] | None]:
