@@ -230,7 +230,7 @@ class BotHost:
     def send_raw(self, identity: bytes, data: bytes) -> bool:
         """Send one frame; False if the peer is gone or not reading (never blocks)."""
         try:
-            self.sock.send_multipart([identity, data], flags=zmq.NOBLOCK, copy=False)
+            self.sock.send_multipart([identity, data], flags=zmq.NOBLOCK)
             return True
         except zmq.Again:
             return False

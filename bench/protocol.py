@@ -1,0 +1,172 @@
+"""Protocol benchmark: raw ZeroMQ round trip vs the referee's per-decision overhead.
+
+All in one run on this machine:
+1. the raw pyzmq ROUTER/DEALER round trip over TCP loopback for a message of
+   the size of a typical decision request (an echo peer in another process);
+2. the referee's per-decision overhead in real games of basic, greedy vs
+   greedy: wall time per decision minus the bots' own compute time (measured
+   inside the bots, around the policy call only);
+3. games/s of those games (bots kept alive, as in a tournament worker), and of
+   whole ``arena play basic greedy greedy`` commands (process start included).
+
+Target (issue 3): per-decision overhead at most 2x the raw round trip.
+Run: ``python bench/protocol.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import zmq
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _echo(endpoint: str, n: int) -> None:
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.ROUTING_ID, b"echo")
+    s.connect(endpoint)
+    s.send(b"ready")
+    for _ in range(n):
+        s.send(s.recv())
+    s.close()
+    ctx.term()
+
+
+def typical_request_size() -> int:
+    from arena.rules.game import Game
+    from arena.rules.options import resolve
+    from arena.selfplay import play_game, policies_for
+
+    rules = resolve("basic")
+    g, _ = play_game(rules, policies_for(rules, ["greedy", "greedy"], 1), 1)
+    g2 = Game(rules, 2, 2)
+    obs = g2.observation(g2.current).to_data()
+    body = {"v": 1, "type": "request", "game": "basic-seed1", "seq": 17, "decision": "play", "observation": obs,
+            "clock": {"decision_ms": 1000, "bank_ms_left": 0}}
+    return len(json.dumps(body))
+
+
+def raw_round_trip(size: int, n: int) -> float:
+    """Median microseconds of a ROUTER -> DEALER -> ROUTER round trip of ``size`` bytes."""
+    ctx = zmq.Context()
+    r = ctx.socket(zmq.ROUTER)
+    r.setsockopt(zmq.LINGER, 0)
+    port = r.bind_to_random_port("tcp://127.0.0.1")
+    p = mp.get_context("spawn").Process(target=_echo, args=(f"tcp://127.0.0.1:{port}", n + 200))
+    p.start()
+    ident, _ = r.recv_multipart()
+    payload = b"x" * size
+    times = []
+    for i in range(n + 200):
+        t = time.perf_counter()
+        r.send_multipart([ident, payload])
+        r.recv_multipart()
+        if i >= 200:  # warm-up
+            times.append(time.perf_counter() - t)
+    p.join(5)
+    r.close()
+    ctx.term()
+    return statistics.median(times) * 1e6
+
+
+def referee_overhead(games: int) -> dict[str, float]:
+    from arena.host import BotHost
+    from arena.referee import play_one
+    from arena.rules.options import resolve
+    from arena.settings import BotSpec, FailurePolicy, TimeControl
+
+    rules = resolve("basic")
+    tc = TimeControl(start_ms=20000, decision_ms=5000)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "compute.txt"
+        cmd = f"{sys.executable} -m bench.timed_bot greedy"
+        env = {"BENCH_OUT": str(out)}
+        host = BotHost(tc, Path(tmp) / "logs")
+        try:
+            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd, env=env), cwd=ROOT) for i in range(2)]
+            for p in peers:
+                host.start(p)
+            decisions = 0
+            per_decision_latency: list[float] = []
+            start = time.perf_counter()
+            for i in range(games):
+                res = play_one(host, peers, rules, 1000 + i, f"bench-{i}", tc, FailurePolicy())
+                decisions += res.decisions
+                for lat in res.latencies_ms:
+                    per_decision_latency.extend(lat)
+            wall = time.perf_counter() - start
+        finally:
+            host.close()
+        compute_s = 0.0
+        for line in out.read_text().splitlines():
+            compute_s += float(line.split()[1])
+    return {
+        "games": games,
+        "decisions": decisions,
+        "wall_s": wall,
+        "games_per_s": games / wall,
+        "wall_per_decision_us": wall / decisions * 1e6,
+        "bot_compute_per_decision_us": compute_s / decisions * 1e6,
+        "overhead_per_decision_us": (wall - compute_s) / decisions * 1e6,
+        "median_latency_us": statistics.median(per_decision_latency) * 1000,
+    }
+
+
+def cli_games_per_s(n: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        for i in range(n):
+            subprocess.run([sys.executable, "-m", "arena", "play", "basic", "greedy", "greedy", "--seed", str(i),
+                            "--quiet", "--record", str(Path(tmp) / f"{i}.jsonl")],
+                           check=True, capture_output=True, cwd=ROOT)
+        return n / (time.perf_counter() - start)
+
+
+def main(quick: bool = False) -> dict[str, float]:
+    size = typical_request_size()
+    rtt = raw_round_trip(size, 2000 if quick else 10000)
+    ref = referee_overhead(10 if quick else 40)
+    cli = cli_games_per_s(2 if quick else 5)
+    figures = {
+        "request_bytes": size,
+        "raw_rtt_us": rtt,
+        **ref,
+        "overhead_ratio": ref["overhead_per_decision_us"] / rtt,
+        "cli_games_per_s": cli,
+    }
+    return figures
+
+
+def report(f: dict[str, float]) -> str:
+    rows = [
+        ("typical request size", f"{f['request_bytes']:.0f} B", ""),
+        ("raw ZeroMQ ROUTER/DEALER round trip (median)", f"{f['raw_rtt_us']:.0f} us", "anchor: ~90 us measured here before"),
+        ("referee wall time per decision", f"{f['wall_per_decision_us']:.0f} us", ""),
+        ("bots' own compute per decision", f"{f['bot_compute_per_decision_us']:.0f} us", ""),
+        ("referee overhead per decision", f"{f['overhead_per_decision_us']:.0f} us",
+         f"{f['overhead_ratio']:.2f}x raw round trip (target <= 2x)"),
+        ("median decision latency seen by the referee", f"{f['median_latency_us']:.0f} us", ""),
+        ("games/s, basic greedy vs greedy, bots kept alive", f"{f['games_per_s']:.1f}", ""),
+        ("games/s, whole `arena play` commands", f"{f['cli_games_per_s']:.2f}", "includes Python and bot start-up"),
+    ]
+    w = max(len(r[0]) for r in rows)
+    return "\n".join(f"{a:<{w}}  {b:>10}  {c}" for a, b, c in rows)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ns = ap.parse_args()
+    print(report(main(ns.quick)))
