@@ -4,9 +4,18 @@ Every bot runs in its own process group (``start_new_session``) and, on Linux,
 gets SIGKILL if the referee dies (``PR_SET_PDEATHSIG``).  Its stdout and
 stderr go to one log file, capped in size by a reader thread that keeps
 draining the pipe (so a chatty bot never blocks, and never fills the disk).
-``kill`` ends the whole group and any descendant that left it; a registry
-kills every live bot at interpreter exit and on SIGTERM/SIGINT, so nothing
-survives the referee.
+
+Nothing may survive the referee, not even a grandchild that left the bot's
+process group: the referee is a child subreaper (orphans of its bots become
+its children, not init's), every bot and everything it forks carries the
+referee's ``ARENA_SESSION`` marker in its environment, and ``kill_all`` (at
+exit, on SIGTERM/SIGHUP) kills every descendant with that marker.
+``sweep(marker)`` does the same for leftovers of an earlier, killed run.
+
+Resource limits (``Limits``) are watched by the referee over the whole
+process tree (memory as resident set size, CPU seconds, number of
+processes), because rlimits are per process and do not bind root; CPU time
+is also capped per process with RLIMIT_CPU.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import atexit
 import ctypes
 import os
 import resource
+import secrets
 import shlex
 import signal
 import subprocess
@@ -47,14 +57,50 @@ def _project_root() -> str:
 
 _live: dict[int, BotProcess] = {}
 _lock = threading.Lock()
+MARKER = "ARENA_SESSION"
+# Marks every process started for this referee; a referee started under a marker (by a
+# test suite, or a tournament runner) keeps it, so the whole tree can be found.
+SESSION = os.environ.get(MARKER) or secrets.token_hex(8)
+RUN_MARKER = "ARENA_RUN"  # set by the tournament runner: the results folder
+
+
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+def sweep(key: str, value: str, only_descendants: bool = True) -> int:
+    """Kill processes whose environment has ``key=value``; returns how many."""
+    me = os.getpid()
+    if only_descendants:
+        try:
+            candidates = psutil.Process(me).children(recursive=True)
+        except psutil.Error:
+            candidates = []
+    else:
+        candidates = [p for p in psutil.process_iter() if p.pid != me]
+    killed = 0
+    for p in candidates:
+        try:
+            if p.environ().get(key) == value:
+                p.kill()
+                killed += 1
+        except (psutil.Error, OSError):
+            continue
+    return killed
 
 
 def kill_all() -> None:
-    """Kill every bot process this interpreter started and has not reaped."""
+    """Kill every bot process this interpreter started, and everything they forked."""
     with _lock:
         procs = list(_live.values())
     for p in procs:
         p.kill()
+    sweep(MARKER, SESSION)
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
@@ -72,6 +118,9 @@ def install_cleanup() -> None:
     if _installed:
         return
     _installed = True
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphaned bot descendants stay ours
     atexit.register(kill_all)
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -80,23 +129,13 @@ def install_cleanup() -> None:
 
 
 def _preexec(limits: Limits) -> Any:
-    libc = None
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        except OSError:
-            libc = None
+    libc = _libc()
 
     def setup() -> None:
         if libc is not None:
             libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the referee
-        if limits.memory_mb:
-            b = limits.memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (b, b))
         if limits.cpu_seconds:
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-        if limits.processes:
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
 
     return setup
 
@@ -174,6 +213,48 @@ class BotProcess:
                 return f"killed by signal {-code}"
         return f"exited with code {code}"
 
+    def tree(self) -> list[psutil.Process]:
+        try:
+            root = psutil.Process(self.pid)
+            return [root, *root.children(recursive=True)]
+        except (psutil.Error, OSError):
+            return []
+
+    def over_limits(self) -> str | None:
+        """A sentence naming the limit the bot's process tree is over, or None."""
+        lim = self.spec.limits
+        if not (lim.memory_mb or lim.cpu_seconds or lim.processes):
+            return None
+        procs = self.tree()
+        if lim.processes and len(procs) > lim.processes:
+            return f"runs {len(procs)} processes, over its limit of {lim.processes} (limits.processes)"
+        rss = cpu = 0.0
+        for p in procs:
+            try:
+                rss += p.memory_info().rss
+                t = p.cpu_times()
+                cpu += t.user + t.system
+            except (psutil.Error, OSError):
+                continue
+        if lim.memory_mb and rss > lim.memory_mb * 1024 * 1024:
+            return f"uses {rss / 2**20:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB (limits.memory_mb)"
+        if lim.cpu_seconds and cpu > lim.cpu_seconds:
+            return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
+        return None
+
+    def died_of_limits(self) -> bool:
+        """Whether the exit looks like a resource limit (SIGXCPU, or out of memory in the log)."""
+        code = self.proc.poll()
+        if code == -signal.SIGXCPU:
+            return True
+        if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds):
+            return False
+        try:
+            tail = self.log_path.read_bytes()[-2000:]
+        except OSError:
+            return False
+        return any(s in tail for s in (b"MemoryError", b"Cannot allocate memory", b"bad_alloc", b"out of memory"))
+
     def tcp_ports(self) -> set[int]:
         """Remote ports of the TCP connections held by the bot or its descendants."""
         ports: set[int] = set()
@@ -190,11 +271,7 @@ class BotProcess:
     # -- ending ------------------------------------------------------------------------
     def kill(self) -> None:
         """SIGKILL the process group and every descendant (also those that left the group)."""
-        descendants: list[psutil.Process] = []
-        try:
-            descendants = psutil.Process(self.pid).children(recursive=True)
-        except (psutil.Error, OSError):
-            pass
+        descendants = self.tree()[1:]
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -238,6 +315,7 @@ def launch(spec: BotSpec, endpoint: str, token: str, log_path: Path, cwd: Path |
     argv = command_line(spec.command)
     env = dict(os.environ)
     env.update(spec.env)
+    env[MARKER] = SESSION
     root = _project_root()
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"

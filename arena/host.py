@@ -131,6 +131,12 @@ class BotHost:
         if peer.process is not None:
             peer.process.kill()
             peer.process = None
+        if peer.starts:
+            # A fresh token for every restart: a leftover connection of the old process
+            # (a child still holding the socket) must not keep the new one out.
+            del self.by_identity[peer.identity]
+            peer.token = secrets.token_hex(16)
+            self.by_identity[peer.identity] = peer
         peer.starts += 1
         log_path = self.log_dir / f"{_safe(peer.spec.name)}.log"
         if peer.spec.remote:

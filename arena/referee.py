@@ -33,6 +33,7 @@ from protocol.messages import PROTOCOL_VERSION, Draw, Hello, MessageError, decod
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
+LIMITS_CHECK_S = 0.25  # how often bots with resource limits are measured
 
 
 @dataclass
@@ -85,6 +86,9 @@ class Referee:
         self.record: list[dict[str, Any]] = []
         self.failure_log: list[dict[str, Any]] = []
         self.decisions = 0
+        limits = [p.spec.limits for p in peers]
+        self.watch_limits = any(lim.memory_mb or lim.cpu_seconds or lim.processes for lim in limits)
+        self._next_limits_check = 0.0
 
     # -- the game loop ---------------------------------------------------------------
     def run(self) -> GameResult:
@@ -214,7 +218,7 @@ class Referee:
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():
-                return self._fail(st, "crash", f"the bot {self._exit(peer)}")
+                return self._died(st, decision)
             return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
         limit_s = (self.time.decision_ms + st.bank_left + self.time.grace_ms) / 1000
         deadline = t0 + limit_s
@@ -223,9 +227,11 @@ class Referee:
             if left <= 0:
                 break
             item = self.host.recv(min(left, 0.1))
+            if self.watch_limits and (over := self._watch_limits()) is not None:
+                return over
             if item is None:
                 if not peer.alive():
-                    return self._fail(st, "crash", f"the bot {self._exit(peer)} while deciding {decision}")
+                    return self._died(st, decision)
                 continue
             if item.peer is not peer:
                 self._stray(item)
@@ -254,13 +260,38 @@ class Referee:
                 break  # arrived, but after the deadline (it waited in the queue)
             return msg, latency_ms
         if not peer.alive():
-            return self._fail(st, "crash", f"the bot {self._exit(peer)} while deciding {decision}")
+            return self._died(st, decision)
         return self._fail(st, "timeout", f"no {decision} reply within {self.time.decision_ms} ms "
                                          f"(+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)", seq=seq)
 
     @staticmethod
     def _exit(peer: Peer) -> str:
         return peer.process.exit_description() if peer.process is not None else "disconnected"
+
+    def _died(self, st: SeatState, decision: str) -> str:
+        """Record a bot process that ended: a resource limit, or a crash."""
+        proc = st.peer.process
+        kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
+        return self._fail(st, kind, f"the bot {self._exit(st.peer)} while deciding {decision}")
+
+    def _watch_limits(self) -> str | None:
+        """Kill bots over their resource limits; returns the asked seat's outcome if it was one of them."""
+        now = time.monotonic()
+        if now < self._next_limits_check:
+            return None
+        self._next_limits_check = now + LIMITS_CHECK_S
+        outcome = None
+        for st in self.seats:
+            proc = st.peer.process
+            if st.referee_plays or proc is None or not proc.alive():
+                continue
+            reason = proc.over_limits()
+            if reason:
+                proc.kill()
+                got = self._fail(st, "resource", f"the bot {reason}")
+                if st.seat == self.game.current:
+                    outcome = got
+        return outcome
 
     # -- failures ---------------------------------------------------------------------------
     def _stray(self, item: Incoming) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from arena.bots import MARKER, SESSION
 from arena.host import BotHost
 from arena.referee import GameResult, play_one
 from arena.rules.options import resolve
@@ -23,22 +24,19 @@ def misbehave(mode: str) -> str:
     return f"{sys.executable} {MISBEHAVE} {mode}"
 
 
-def arena_processes(tokens: set[str] | None = None) -> list[psutil.Process]:
-    """Live processes started for a bot (they carry ARENA_TOKEN, or a misbehave/sample bot command line)."""
+os.environ[MARKER] = SESSION  # every process started from the tests (CLI runs too) carries it
+
+
+def arena_processes() -> list[psutil.Process]:
+    """Live processes started from this test run (they carry its ARENA_SESSION marker)."""
     found = []
     me = os.getpid()
-    for p in psutil.process_iter(["pid", "cmdline", "status"]):
+    for p in psutil.process_iter(["pid", "status"]):
         try:
             if p.pid == me or p.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
-            cmd = " ".join(p.info["cmdline"] or [])
-            if "misbehave.py" in cmd or "sample_bots." in cmd or "sample_bots/" in cmd:
+            if p.environ().get(MARKER) == SESSION:
                 found.append(p)
-                continue
-            if tokens:
-                env = p.environ()
-                if env.get("ARENA_TOKEN") in tokens:
-                    found.append(p)
         except (psutil.Error, OSError):
             continue
     return found
@@ -54,7 +52,14 @@ def no_leaks():
             p.kill()
         except psutil.Error:
             pass
-    assert not left, f"bot processes left running: {[' '.join(p.info['cmdline'] or []) for p in left]}"
+    assert not left, f"processes left running: {[_cmdline(p) for p in left]}"
+
+
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return str(p.pid)
 
 
 def run_game(
