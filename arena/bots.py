@@ -25,6 +25,7 @@ import ctypes
 import os
 import resource
 import secrets
+import select
 import shlex
 import signal
 import subprocess
@@ -58,6 +59,7 @@ def _project_root() -> str:
 _live: dict[int, BotProcess] = {}
 _lock = threading.Lock()
 MARKER = "ARENA_SESSION"
+BOT_MARKER = "ARENA_BOT_ID"  # one per launched bot process, inherited by all it forks
 # Marks every process started for this referee; a referee started under a marker (by a
 # test suite, or a tournament runner) keeps it, so the whole tree can be found.
 SESSION = os.environ.get(MARKER) or secrets.token_hex(8)
@@ -147,6 +149,7 @@ class BotProcess:
                  cwd: Path | None = None, pipe_stdio: bool = False) -> None:
         install_cleanup()
         self.spec = spec
+        self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.log_path = log_path
         self.started = time.monotonic()
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,6 +170,7 @@ class BotProcess:
         with _lock:
             _live[self.pid] = self
         self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
         if not pipe_stdio:
             self._drain(self.proc.stdout)  # type: ignore[arg-type]
         else:
@@ -179,11 +183,24 @@ class BotProcess:
         self._threads.append(t)
 
     def _copy(self, stream: IO[bytes]) -> None:
+        """Copy the bot's output to the log until EOF or ``kill`` (a grandchild may hold the pipe open)."""
+        fd = stream.fileno()
         try:
-            while chunk := stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536):
+            while not self._stopping.is_set():
+                ready, _, _ = select.select([fd], [], [], 0.2)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
                 self.write_log(chunk)
         except (OSError, ValueError):
             pass
+        finally:
+            try:
+                stream.close()
+            except OSError:
+                pass
 
     def write_log(self, data: bytes) -> None:
         room = LOG_CAP_BYTES - self._log_written
@@ -285,14 +302,15 @@ class BotProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
             pass
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree
+        self._stopping.set()
         for t in self._threads:
             t.join(timeout=1)
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
         try:
             self._log.close()
         except OSError:

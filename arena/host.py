@@ -165,8 +165,7 @@ class BotHost:
             item = self.recv(min(left, 0.05))
             if item is None:
                 if not peer.alive():
-                    assert peer.process is not None
-                    peer.problem = ("crash", f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}")
+                    peer.problem = self._exit_problem(peer)
                     return self._give_up(peer)
                 continue
             if item.peer is peer:
@@ -186,10 +185,15 @@ class BotHost:
             peer.problem = ("token", f"connected but no hello arrived under its token within {start_ms} ms: "
                                      "check that the DEALER's routing id is set to the token before connecting")
         elif peer.process is not None and not peer.alive():
-            peer.problem = ("crash", f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}")
+            peer.problem = self._exit_problem(peer)
         else:
             peer.problem = ("timeout", f"did not say hello within the start clock of {start_ms} ms")
         return self._give_up(peer)
+
+    def _exit_problem(self, peer: Peer) -> tuple[str, str]:
+        assert peer.process is not None
+        kind = "resource" if peer.process.died_of_limits() else "crash"
+        return kind, f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}"
 
     def _log_hint(self, peer: Peer) -> str:
         if peer.process is None:

@@ -14,7 +14,7 @@ from arena.bots import MARKER, SESSION
 from arena.host import BotHost
 from arena.referee import GameResult, play_one
 from arena.rules.options import resolve
-from arena.settings import BotSpec, FailurePolicy, TimeControl
+from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent
 MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
@@ -73,11 +73,13 @@ def run_game(
     other_token_of: dict[int, int] | None = None,
     overrides: dict | None = None,
     transports: dict[int, str] | None = None,
+    limits: dict[int, Limits] | None = None,
 ) -> tuple[GameResult, list[str]]:
     """Play one game between real bot processes; returns the result and the seats' tokens."""
     rules = resolve(variant, overrides or {})
     with BotHost(time_control, tmp_path / "logs") as host:
-        peers = [host.add(BotSpec(name=f"s{i}", command=c, transport=(transports or {}).get(i, "zmq")))
+        peers = [host.add(BotSpec(name=f"s{i}", command=c, transport=(transports or {}).get(i, "zmq"),
+                                  limits=(limits or {}).get(i, Limits())))
                  for i, c in enumerate(commands)]
         for i, peer in enumerate(peers):
             extra = dict((env or {}).get(i, {}))

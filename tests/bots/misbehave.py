@@ -20,12 +20,22 @@ Usage: misbehave.py MODE [--endpoint E --token T]; it plays legal moves
   exit_clean    exits with code 0 at its 4th request
   late          answers late (past limit + bank) at its 3rd request, then on time
   chatty        writes 3 MiB to stdout and stderr at start, then behaves
+  crash_random  exits with code 4 at a random request (1..40, seeded by its token)
+  sigstop       stops itself with SIGSTOP at its 3rd request
+  fork_child    forks a child that leaves the process group and sleeps holding the
+                socket, then exits with code 5 at its 5th request
+  connect_twice after its welcome, connects a second socket with the same token and says hello
+  mem_hog       allocates 400 MiB at its 2nd request and keeps it
+  spawner       starts 12 sleeping child processes at its 2nd request (answering 0.6 s late)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
+import signal
+import subprocess
 import sys
 import time
 
@@ -68,6 +78,9 @@ def main() -> int:
         sock.send(json.dumps({"v": 1, "type": "hello", "name": f"misbehave-{mode}"}).encode())
     spy = open(os.environ["SPY_LOG"], "a") if mode == "spy" else None
     requests = plays = 0
+    crash_at = random.Random(token).randint(1, 40)
+    hog: list[bytearray] = []
+    second = None
     while True:
         data = sock.recv()
         if spy:
@@ -76,6 +89,12 @@ def main() -> int:
         msg = json.loads(data)
         if msg["type"] == "shutdown":
             return 0
+        if msg["type"] == "welcome" and mode == "connect_twice" and second is None:
+            second = ctx.socket(zmq.DEALER)
+            second.setsockopt(zmq.LINGER, 0)
+            second.setsockopt(zmq.ROUTING_ID, token.encode())
+            second.connect(endpoint)
+            second.send(json.dumps({"v": 1, "type": "hello", "name": "second"}).encode())
         if msg["type"] != "request":
             continue
         requests += 1
@@ -83,6 +102,25 @@ def main() -> int:
         reply = legal_reply(msg)
         if mode == "crash" and requests == 5:
             return 3
+        if mode == "crash_random" and requests == crash_at:
+            return 4
+        if mode == "sigstop" and requests == 3:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        if mode == "fork_child" and requests == 3:
+            if os.fork() == 0:
+                os.setsid()
+                time.sleep(3600)
+                os._exit(0)
+        if mode == "fork_child" and requests == 5:
+            return 5
+        if mode == "mem_hog" and requests == 2:
+            hog.append(bytearray(400 << 20))
+            hog[0][:: 4096] = b"x" * len(hog[0][:: 4096])  # touch every page
+            time.sleep(0.6)
+        if mode == "spawner" and requests == 2:
+            for _ in range(12):
+                subprocess.Popen(["sleep", "3600"])
+            time.sleep(0.6)  # long enough for the referee's limits check to see them
         if mode == "exit_clean" and requests == 4:
             return 0
         if mode == "hang" and requests == 3:
