@@ -387,7 +387,10 @@ def run(
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from rich.console import Console
+
     from arena.tournament import schedule, standings
+    from arena.tournament.journal import done_indices
     from arena.tournament.runner import RunError
     from arena.tournament.runner import run as run_tournament
 
@@ -401,10 +404,12 @@ def run(
                err=True)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]} games/s"), TimeElapsedColumn(), TextColumn("ETA"),
-                        TimeRemainingColumn(), TextColumn("{task.fields[fails]}"), transient=False)
+                        TimeRemainingColumn(), TextColumn("{task.fields[fails]}"), transient=False,
+                        console=Console(stderr=True))
     start = time.monotonic()
     with progress:
-        task = progress.add_task("games", total=total, rate="-", fails="no failures")
+        already = len(done_indices(folder)) if resume and (folder / "journal.jsonl").exists() else 0
+        task = progress.add_task("games", total=total, completed=already, rate="-", fails="no failures")
 
         def on_progress(summary, _index) -> None:
             el = time.monotonic() - start

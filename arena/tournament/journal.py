@@ -42,6 +42,8 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     turn_capped: bool = False                   # a deal ended on max_turns
     duration_s: float = 0.0
     error: str | None = None                    # referee-side problem, if any
+    worker_rss_mb: float = 0.0                  # memory of the worker that played it, after the game
+    runner_rss_mb: float = 0.0                  # memory of the runner's main process, when journalled
 
 
 _encoder = msgspec.json.Encoder()

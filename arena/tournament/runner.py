@@ -9,28 +9,47 @@ out or disconnected.  The main process hands out indices that the journal
 does not hold yet, appends every finished game to the journal (fsync'd), and
 shows progress; ``--resume`` after any interruption, ``kill -9`` included,
 continues without losing or repeating a game.
+
+Each worker has its own task queue and holds at most ``PER_WORKER`` games
+(the one it plays and the next), so the main process always knows which games
+a worker holds: a worker that dies (killed, out of memory) is replaced and its
+games are handed out again, up to ``MAX_WORKER_RESTARTS`` times per run.  A
+worker dies with the main process (``PR_SET_PDEATHSIG``), and its bots with it.
+
+One run at a time per results folder: the main process holds an exclusive
+lock on ``run.lock`` (released by the kernel however the process ends).  Bots
+carry the folder in ``ARENA_RUN``, so a new run of the folder first kills
+whatever an earlier, killed run left behind (e.g. a bot's escaped grandchild).
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import multiprocessing as mp
 import os
 import queue
 import signal
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+import psutil
 
 from arena.tournament import schedule
 from arena.tournament.config import RESOLVED_FILE, Tournament, read_resolved, write_resolved
 from arena.tournament.journal import Journal, JournalEntry, done_indices, read
 
 RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
+PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
+MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
+POLL_S = 0.5              # how often the main process looks for dead workers
+LOCK_FILE = "run.lock"
 
 
 class RunError(RuntimeError):
@@ -50,12 +69,15 @@ class RunSummary:
 
 # -- worker side --------------------------------------------------------------------------------
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL this process when ``parent`` dies; exit now if it already has."""
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)
+            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except OSError:
             pass
+    if os.getppid() != parent:  # it died while this process was starting: nobody would stop us
+        os._exit(1)
 
 
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path) -> tuple[JournalEntry, int]:
@@ -83,17 +105,23 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
         failures=result.failures, forfeited=result.forfeited,
         record=str(record.relative_to(out)) if record else None, deals=result.deals,
         turn_capped=result.turn_capped > 0, duration_s=round(time.monotonic() - began, 4),
+        worker_rss_mb=_rss_mb(),
     )
     return entry, starts
 
 
-def worker_main(out_dir: str, worker: int, tasks: Any, results: Any) -> None:
+def _rss_mb() -> float:
+    return round(psutil.Process().memory_info().rss / 2**20, 2)
+
+
+def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int) -> None:
     """A worker process: plays the indices it is given until it gets None."""
-    _die_with_parent()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
-    from arena.bots import install_cleanup
+    from arena.bots import RUN_MARKER, install_cleanup
     from arena.host import BotHost
 
+    os.environ[RUN_MARKER] = out_dir  # every bot (and what it forks) carries the folder: see _sweep
     install_cleanup()
     out = Path(out_dir)
     t = read_resolved(out)
@@ -104,7 +132,6 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any) -> None:
             index = tasks.get()
             if index is None:
                 break
-            results.put(("start", worker, index))
             try:
                 entry, starts = play_indexed_game(t, index, host, peers, out)
                 results.put(("done", worker, entry, starts))
@@ -112,7 +139,6 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any) -> None:
                 results.put(("error", worker, index, f"{type(e).__name__}: {e}"))
     finally:
         host.close("the tournament is over")
-        results.put(("exit", worker))
 
 
 # -- main side ----------------------------------------------------------------------------------
@@ -127,7 +153,8 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
                            f"or --out to start a new folder")
         if resume:
             old = read_resolved(out)
-            if old.to_toml_data() | {"base_dir": ""} != t.to_toml_data() | {"base_dir": ""}:
+            where = {"base_dir": "", "output": ""}  # the same tournament, whichever way the folder was named
+            if old.to_toml_data() | where != t.to_toml_data() | where:
                 raise RunError(f"{out} holds a different tournament; --resume needs the same file "
                                f"(or run with --out to start a new folder)")
             return
@@ -136,92 +163,194 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
     write_resolved(t, out)
 
 
+@contextmanager
+def _folder_lock(out: Path) -> Iterator[None]:
+    """Hold the results folder's lock; RunError if another run holds it."""
+    with open(out / LOCK_FILE, "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunError(f"{out} is in use by another `arena run` (it holds {out / LOCK_FILE}); "
+                           f"wait for it to finish or use --out for another folder") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _sweep(out: Path) -> int:
+    """Kill processes left by an earlier, killed run of ``out`` (we hold its lock: none is ours)."""
+    from arena.bots import RUN_MARKER, sweep
+
+    return sweep(RUN_MARKER, str(out), only_descendants=False)
+
+
 def _pending(t: Tournament, done: set[int]) -> Iterator[int]:
     for i in range(schedule.total_games(t)):
         if i not in done:
             yield i
 
 
+@dataclass
+class _Worker:
+    """One worker process as the main process sees it: its task queue and the games it holds."""
+
+    slot: int
+    proc: Any
+    tasks: Any
+    held: list[int] = field(default_factory=list)
+
+
+class _Pool:
+    """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
+
+    def __init__(self, out: Path, size: int, pending: Iterator[int]) -> None:
+        self.ctx = mp.get_context("spawn")
+        self.out = out
+        self.results = self.ctx.Queue()
+        self.pending = pending
+        self.retry: deque[int] = deque()  # games of dead workers, handed out before new ones
+        self.journaled: set[int] = set()  # this run's finished games (a dead worker's may still arrive)
+        self.restarts = 0
+        self.workers = [self._spawn(slot) for slot in range(size)]
+
+    def _spawn(self, slot: int) -> _Worker:
+        tasks = self.ctx.Queue()
+        proc = self.ctx.Process(target=worker_main, args=(str(self.out), slot, tasks, self.results, os.getpid()),
+                                daemon=True, name=f"arena-worker{slot}")
+        proc.start()
+        return _Worker(slot, proc, tasks)
+
+    @property
+    def busy(self) -> bool:
+        return any(w.held for w in self.workers)
+
+    def feed(self) -> None:
+        """Top every worker up to ``PER_WORKER`` games."""
+        for w in self.workers:
+            while len(w.held) < PER_WORKER:
+                index = self.retry.popleft() if self.retry else next(self.pending, None)
+                if index is None:
+                    return
+                if index in self.journaled:
+                    continue
+                w.held.append(index)
+                w.tasks.put(index)
+
+    def finished(self, index: int) -> bool:
+        """Note game ``index`` as done; False if it already was (a dead worker's game played again)."""
+        for w in self.workers:
+            if index in w.held:
+                w.held.remove(index)
+        if index in self.journaled:
+            return False
+        self.journaled.add(index)
+        return True
+
+    def replace_dead(self) -> None:
+        """Respawn workers that died, handing their games out again; RunError past the restart cap."""
+        for i, w in enumerate(self.workers):
+            if w.proc.is_alive():
+                continue
+            code = w.proc.exitcode
+            if self.restarts >= MAX_WORKER_RESTARTS:
+                raise RunError(f"worker process {w.slot} died ({_exit_text(code)}) holding game(s) {w.held}, "
+                               f"after {self.restarts} restart(s) this run; see {self.out / 'logs'}")
+            self.restarts += 1
+            self.retry.extend(w.held)
+            _close_queue(w.tasks)
+            self.workers[i] = self._spawn(w.slot)
+
+    def stop(self, quick: bool) -> None:
+        """Ask every worker to finish, then make sure each is gone (SIGTERM, then SIGKILL)."""
+        for w in self.workers:
+            try:
+                w.tasks.put_nowait(None)
+            except Exception:  # noqa: BLE001 - a closed or broken queue: the kill below still works
+                pass
+        deadline = time.monotonic() + (0.5 if quick else 3.0)
+        for w in self.workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+        for w in self.workers:
+            if w.proc.is_alive():
+                os.kill(w.proc.pid, signal.SIGTERM)  # its handler kills its bots
+                w.proc.join(2)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(1)
+            _close_queue(w.tasks)
+        _close_queue(self.results)
+
+
+def _close_queue(q: Any) -> None:
+    q.cancel_join_thread()  # never block exit on items nobody will read
+    q.close()
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, int], None] | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``."""
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    prepare(t, out, resume)
-    t = read_resolved(out)  # exactly what the workers will read
+    with _folder_lock(out):
+        prepare(t, out, resume)
+        _sweep(out)
+        return _run(read_resolved(out), out, on_progress)  # exactly what the workers will read
+
+
+def _run(t: Tournament, out: Path, on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
     done = done_indices(out)
     summary = RunSummary(total=schedule.total_games(t), skipped=len(done))
     for e in read(out).entries:
         for f in e.failures:
             summary.failures.update(f)
     started = time.monotonic()
-    ctx = mp.get_context("spawn")
-    tasks = ctx.Queue()
-    results = ctx.Queue()
-    workers = min(t.concurrency, max(1, summary.total - len(done)))
-    procs = [ctx.Process(target=worker_main, args=(str(out), w, tasks, results), daemon=True) for w in range(workers)]
-    pending = _pending(t, done)
-    in_flight: dict[int, int | None] = {}  # index -> worker (None until it starts)
-    exhausted = False
+    todo = summary.total - len(done)
+    if todo <= 0:
+        return summary
+    pool: _Pool | None = None
     try:
-        for p in procs:
-            p.start()
+        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
         with Journal(out) as journal:
-
-            def feed() -> None:
-                nonlocal exhausted
-                while not exhausted and len(in_flight) < 2 * workers:
-                    nxt = next(pending, None)
-                    if nxt is None:
-                        exhausted = True
-                        break
-                    in_flight[nxt] = None
-                    tasks.put(nxt)
-
-            feed()
-            while in_flight:
-                try:
-                    msg = results.get(timeout=0.5)
-                except queue.Empty:
-                    dead = [w for w, p in enumerate(procs) if not p.is_alive()]
-                    if dead and len(dead) == len(procs):
-                        raise RunError("every worker process died; see the logs folder")
-                    continue
-                kind = msg[0]
-                if kind == "start":
-                    in_flight[msg[2]] = msg[1]
-                elif kind == "done":
-                    entry: JournalEntry = msg[2]
-                    journal.append(entry)
-                    in_flight.pop(entry.index, None)
-                    summary.played += 1
-                    summary.bot_starts += msg[3]
-                    for f in entry.failures:
-                        summary.failures.update(f)
-                    if on_progress:
-                        on_progress(summary, entry.index)
-                    feed()
-                elif kind == "error":
-                    in_flight.pop(msg[2], None)
-                    raise RunError(f"game {msg[2]} failed inside the referee: {msg[3]}")
+            _play(pool, journal, summary, on_progress)
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
-        for _ in procs:
-            try:
-                tasks.put_nowait(None)
-            except Exception:  # noqa: BLE001
-                pass
-        deadline = time.monotonic() + (3 if not summary.interrupted else 0.5)
-        for p in procs:
-            p.join(max(0.0, deadline - time.monotonic()))
-        for p in procs:
-            if p.is_alive():
-                os.kill(p.pid, signal.SIGTERM)  # its handler kills its bots
-                p.join(2)
-            if p.is_alive():
-                p.kill()
-                p.join(1)
-        tasks.close()
-        results.close()
+        if pool is not None:
+            pool.stop(quick=summary.interrupted)
     summary.elapsed_s = time.monotonic() - started
     return summary
+
+
+def _play(pool: _Pool, journal: Journal, summary: RunSummary,
+          on_progress: Callable[[RunSummary, int], None] | None) -> None:
+    """The main loop: journal finished games, keep the workers fed, replace dead ones."""
+    pool.feed()
+    next_check = time.monotonic() + POLL_S
+    while pool.busy:
+        try:
+            msg = pool.results.get(timeout=POLL_S)
+        except queue.Empty:
+            msg = None
+        if msg is not None and msg[0] == "done" and pool.finished(msg[2].index):
+            entry: JournalEntry = msg[2]
+            entry.runner_rss_mb = _rss_mb()
+            journal.append(entry)
+            summary.played += 1
+            summary.bot_starts += msg[3]
+            for f in entry.failures:
+                summary.failures.update(f)
+            if on_progress:
+                on_progress(summary, entry.index)
+        elif msg is not None and msg[0] == "error":
+            raise RunError(f"game {msg[2]} failed inside the referee: {msg[3]}")
+        if msg is None or time.monotonic() >= next_check:
+            pool.replace_dead()
+            next_check = time.monotonic() + POLL_S
+        pool.feed()
