@@ -446,6 +446,17 @@ def standings_cmd(
     typer.echo(standings.render(folder, fmt))
 
 
+def _register_check_bot() -> None:
+    from arena.compliance import check_bot_command
+
+    app.command(name="check-bot", help="Protocol compliance run against one bot: one line per check, exit 1 on any failure.")(
+        check_bot_command
+    )
+
+
+_register_check_bot()
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

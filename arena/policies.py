@@ -14,10 +14,10 @@ from typing import Protocol
 
 from arena.cards import JOKER, Card, rank_of, suit_of
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
-from arena.rules.melds import MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value
+from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
-from arena.rules.search import candidate_melds, finishing_play
+from arena.rules.search import candidate_melds, candidate_shapes, finishing_play
 from arena.rules.turn import TurnView, simulate_play
 
 
@@ -79,10 +79,6 @@ class RandomPolicy:
         return fallback_play(self.rules, view)
 
 
-def _value(c: Card, rules: RuleSet) -> int:
-    return rules.values.card(c, rules.ace_is_high)
-
-
 def _in_partial(c: Card, hand: list[Card], rules: RuleSet) -> bool:
     """Whether ``c`` has a partner for a set or run in ``hand`` (two of a rank, or near in suit)."""
     if is_wild_card(c, rules):
@@ -103,12 +99,58 @@ def _in_partial(c: Card, hand: list[Card], rules: RuleSet) -> bool:
     return False
 
 
+def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
+    """``_in_partial(c, hand, rules)`` for every card of ``hand`` at once (same answers, less work)."""
+    rank_suits = [0] * 14  # rank -> bit mask of the suits held (jokers left out)
+    suit_ranks = [0] * 4  # suit -> bit mask of the ranks held
+    counts: dict[Card, int] = {}
+    for o in hand:
+        if o == JOKER:
+            continue
+        counts[o] = counts.get(o, 0) + 1
+        rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
+        suit_ranks[o & 3] |= 1 << (o >> 2)
+    distinct = rules.set_distinct_suits
+    wild_rank = rules.wild_rank
+    out: dict[Card, bool] = {}
+    for c in hand:
+        if c in out:
+            continue
+        r, s = c >> 2, c & 3
+        if c == JOKER or r == wild_rank:
+            out[c] = True
+            continue
+        near = suit_ranks[s]
+        out[c] = bool(
+            rank_suits[r] & ~(1 << s)  # the same rank in another suit
+            or (not distinct and counts[c] >= 2)  # an equal card, where suits may repeat
+            or near & _NEAR[r]  # the same suit, one or two ranks away
+        )
+    return out
+
+
+_NEAR = [0] + [sum(1 << q for q in (r - 2, r - 1, r + 1, r + 2) if q >= 0) for r in range(1, 14)]
+
+
+def _accepting(meld: TableMeld) -> list[Card]:
+    """The natural cards that might be laid off on ``meld``: its rank, or the cards just past its ends."""
+    if meld.kind == "set":
+        return [meld.rank * 4 + s for s in range(4)]
+    below = (meld.low - 2) % 13 + 1  # position_rank(low - 1)
+    above = (meld.low + len(meld.cards) - 1) % 13 + 1  # position_rank(low + n)
+    return [below * 4 + meld.suit, above * 4 + meld.suit]
+
+
 class GreedyPolicy:
     """Opens and melds as soon as it can, lays off, swaps wilds when useful, and
     discards its highest-value card that is in no partial meld."""
 
     def __init__(self, rules: RuleSet, seed: int = 0) -> None:
         self.rules = rules
+        high = rules.ace_is_high
+        self._values = [rules.values.card(c, high) if c == JOKER or c >= 4 else 0 for c in range(56)]
+        # lay-off order: naturals before jokers, higher values first (sort key by card)
+        self._layoff_order = [(c == JOKER, -v) for c, v in enumerate(self._values)]
 
     # -- draw -------------------------------------------------------------
     def draw(self, obs: Observation) -> str:
@@ -147,16 +189,10 @@ class GreedyPolicy:
         rules = self.rules
         seat = obs.seat
         hand = list(view.hand)
-        cands = candidate_melds(hand, rules)
+        cands = candidate_shapes(hand, rules)
         if not cands and not (view.opened or rules.initial_meld == 0):
             return [[]]
-        scored = []
-        for m in cands:
-            try:
-                shape = form_meld(list(m), rules)
-            except MeldError:
-                continue
-            scored.append((m, shape, opening_value(shape, rules)))
+        scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
         opened = view.opened
         limit = rules.melds_per_turn if rules.melds_per_turn and not obs.must_go_out_to_meld else 99
         chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
@@ -183,7 +219,7 @@ class GreedyPolicy:
         melds_now = opened or bool(chosen)
         actions: list[TableAction] = [Meld(m) for m, _ in chosen]
         # lay-offs onto table melds and the new ones
-        table = [m.copy() for m in view.melds]
+        table = list(view.melds)  # a lay-off below replaces a meld by a changed copy
         for k, (_m, shape) in enumerate(chosen):
             shape = shape.copy()
             shape.id, shape.owner = len(view.melds) + k, seat
@@ -193,16 +229,36 @@ class GreedyPolicy:
         layoffs: list[TableAction] = []
         swaps: list[TableAction] = []
         if may_layoff and (rules.layoff != "after_own_meld" or has_own):
-            for c in sorted(rest, key=lambda c: (c == JOKER, -_value(c, rules))):
-                for m in table:
-                    if rules.layoff == "own" and m.owner != seat:
+            own_only = rules.layoff == "own"
+            allowed = [i for i, m in enumerate(table) if not own_only or m.owner == seat]
+            # natural card -> indices of the melds it might extend (a necessary condition;
+            # lay_off decides), kept up to date as lay-offs change the melds
+            accept: dict[Card, list[int]] = {}
+            for i in allowed:
+                for k in _accepting(table[i]):
+                    accept.setdefault(k, []).append(i)
+            wild_rank = rules.wild_rank
+            for c in sorted(rest, key=self._layoff_order.__getitem__):
+                if c == JOKER or c >> 2 == wild_rank:  # is_wild_card
+                    tries = allowed
+                else:
+                    tries = accept.get(c)  # type: ignore[assignment]
+                    if not tries:
                         continue
+                    if len(tries) > 1:
+                        tries = sorted(tries)
+                for i in tries:
+                    m = table[i]
                     trial_meld = m.copy()
                     try:
                         lay_off(trial_meld, c, rules)
                     except MeldError:
                         continue
-                    table[table.index(m)] = trial_meld
+                    table[i] = trial_meld
+                    for k in _accepting(m):
+                        accept[k].remove(i)
+                    for k in _accepting(trial_meld):
+                        accept.setdefault(k, []).append(i)
                     layoffs.append(LayOff(m.id, (c,)))
                     rest.remove(c)
                     break
@@ -243,9 +299,11 @@ class GreedyPolicy:
         if not rest:
             p = Play(tuple(actions), None)
             return p if _legal(rules, view, p) else None
+        partial = _partials(rest, rules)
+        values = self._values
         ordered = sorted(
             _discardable(view, [c for c in rest if c != JOKER] or rest),
-            key=lambda c: (_in_partial(c, rest, rules), -_value(c, rules)),
+            key=lambda c: (partial[c], -values[c]),
         )
         for c in ordered[:3]:
             p = Play(tuple(actions), c)

@@ -119,7 +119,8 @@ class Referee:
         result = {"type": "game_over", "game": self.game_id, "placings": g.placings(), "totals": g.totals,
                   "reason": g.end_reason}
         for st in self.seats:
-            if st.peer.ready and not st.referee_plays:
+            # Forfeited bots are told too (SPEC 9); bots that are gone are not.
+            if st.peer.ready and st.peer.alive() and (not st.referee_plays or st.seat in g.forfeited):
                 self._send(st, result)
         return self._result()
 
@@ -315,7 +316,7 @@ class Referee:
     def _log_failure(self, st: SeatState, kind: str, reason: str, action: str) -> None:
         g = self.game
         entry = {"e": "failure", "seat": st.seat, "bot": st.peer.spec.name, "kind": kind, "reason": reason,
-                 "action": action, "deal": g.deal_no, "turn": g.turn}
+                 "action": action, "deal": g.deal_no, "turn": g.turn + 1}
         self.record.append(entry)
         self.failure_log.append(entry)
         self.on_entry(entry)

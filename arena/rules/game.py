@@ -291,16 +291,14 @@ class Game:
 
     def observation(self, seat: int) -> Observation:
         mine = seat == self.current
+        # positional arguments, in the field order of Observation (this is on the hot path)
         return Observation(
-            seat=seat, deal=self.deal_no, turn=self.turn, phase=self.phase.value, dealer=self.dealer,
-            current=self.current, hand=list(self.hands[seat]),
-            drawn=self.drawn if mine else None, took_discard=self.took_discard if mine else False,
-            discard=list(self.discard), stock_size=len(self.stock),
-            hand_sizes=[len(h) for h in self.hands], totals=list(self.totals), in_game=list(self.in_game),
-            opened=list(self.opened), melds=list(self.melds), opening_requirement=self.requirement(seat),
-            rebuilds=self.rebuilds, must_go_out_to_meld=self.deal_no in self.rules.meld_all_at_once_deals,
-            played_before=self.played_before[seat],
-            legal_draws=self.legal_draws() if mine else [],
+            seat, self.deal_no, self.turn + 1, self.phase.value, self.dealer, self.current, list(self.hands[seat]),
+            self.drawn if mine else None, self.took_discard if mine else False,
+            list(self.discard), len(self.stock), [len(h) for h in self.hands], list(self.totals),
+            list(self.in_game), list(self.opened), list(self.melds), self.requirement(seat), self.rebuilds,
+            self.deal_no in self.rules.meld_all_at_once_deals, self.played_before[seat],
+            self.legal_draws() if mine else [],
         )
 
     def placings(self) -> list[int]:
@@ -328,12 +326,11 @@ class Game:
             return False
         top = self.discard[-1]
         s = self.current
+        only_to_open = not self.opened[s] and self.rules.take_discard_before_opening == "only_to_open"
+        if not only_to_open and any(c != top for c in self.hands[s]):
+            return True  # a card other than the taken one can be discarded
         view = TurnView(s, self.deal_no, self.hands[s] + [top], self.melds, self.opened[s], self.requirement(s),
                         top, True, self.played_before[s])
-        if not self.opened[s] and self.rules.take_discard_before_opening == "only_to_open":
-            return search.finishing_play(self.rules, view) is not None
-        if any(c != top for c in self.hands[s]):
-            return True
         return search.finishing_play(self.rules, view) is not None
 
     def verify_draw(self, source: str) -> None:

@@ -20,7 +20,7 @@ from arena.rules.turn import TurnView
 class Observation:
     seat: int
     deal: int
-    turn: int
+    turn: int  # the turn being played in this deal, from 1
     phase: str  # "draw" | "play"
     dealer: int
     current: int

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from arena.cards import JOKER, Card, make, rank_of, suit_of
+from arena.cards import JOKER, Card, make, suit_of
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
-from arena.rules.melds import RUN, MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value, position_rank, swap_wild
+from arena.rules.melds import RUN, SET, MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value, position_rank, swap_wild
 from arena.rules.options import RuleSet
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
 MAX_NODES = 400
+_RANK_RANGE = range(1, 14)
+_WRAP_RANKS = tuple(position_rank(p) for p in range(28))  # rank at each run position under wrap
 MAX_TABLE_NODES = 2000
 
 
@@ -29,17 +31,49 @@ def _wild_allowance(naturals: int, rules: RuleSet) -> int:
 
 def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
     """Sets and runs (each as long as it goes) that can be made from ``hand``."""
-    wilds = [c for c in hand if c == JOKER]
-    naturals = [c for c in hand if c != JOKER]
-    if rules.wild_rank is not None:
-        wilds += [c for c in hand if c != JOKER and is_wild_card(c, rules)]
+    return [cards for cards, _shape in candidate_shapes(hand, rules)]
+
+
+def natural_shape(cards: tuple[Card, ...]) -> TableMeld:
+    """The meld ``form_meld`` makes of a valid set or run of natural cards, built directly."""
+    first = cards[0]
+    if all(c >> 2 == first >> 2 for c in cards):  # rank_of
+        return TableMeld(-1, -1, SET, list(cards), [False] * len(cards), rank=first >> 2)
+    return TableMeld(-1, -1, RUN, list(cards), [False] * len(cards), suit=first & 3, low=first >> 2)
+
+
+def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...], TableMeld]]:
+    """``candidate_melds`` with the meld each one forms (as ``form_meld`` gives it)."""
+    # Each card is in one pool: jokers and cards of the wild rank are wilds (so that no
+    # candidate uses one card twice); the wild rank's own natural set is added below.
+    wild_rank = rules.wild_rank
+    wilds: list[Card] = []
     out: list[tuple[Card, ...]] = []
     by_rank: dict[int, list[Card]] = {}
     by_suit: dict[int, set[int]] = {}
-    for c in naturals:
-        by_rank.setdefault(rank_of(c), []).append(c)
-        by_suit.setdefault(suit_of(c), set()).add(rank_of(c))
+    for c in hand:
+        r = c >> 2  # rank_of
+        if c == JOKER or r == wild_rank:
+            wilds.append(c)
+            continue
+        if r in by_rank:
+            by_rank[r].append(c)
+        else:
+            by_rank[r] = [c]
+        s = c & 3  # suit_of
+        if s in by_suit:
+            by_suit[s].add(r)
+        else:
+            by_suit[s] = {r}
+    if rules.wild_rank is not None:
+        own = [c for c in wilds if c != JOKER]
+        if rules.set_distinct_suits:
+            own = list({suit_of(c): c for c in own}.values())
+        if len(own) >= 3:
+            out.append(tuple(own[: rules.set_max]))
     for rank, cards in by_rank.items():
+        if len(cards) < 3 and not wilds:
+            continue
         if rules.set_distinct_suits:
             cards = list({suit_of(c): c for c in cards}.values())
         cards = cards[: rules.set_max]
@@ -48,30 +82,46 @@ def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
         elif wilds and len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) >= 3:
             out.append(tuple(cards) + tuple(wilds[: 3 - len(cards)]))
     top = 14 if rules.ace == "high_or_low" else 13
+    wrap = rules.ace == "wrap"
+    n_wilds = len(wilds)
     for suit, ranks in by_suit.items():
-        wrap = rules.ace == "wrap"
-
-        def has(p: int) -> bool:
-            return (wrap or 1 <= p <= top) and position_rank(p) in ranks
-
+        if not n_wilds and not wrap:
+            mask = 0
+            for r in ranks:
+                mask |= 1 << r
+            if top == 14 and mask & 2:
+                mask |= 1 << 14  # the ace above the king
+            if not mask & (mask >> 1) & (mask >> 2):
+                continue  # no three positions in a row: no natural run in this suit
+        # present[p]: the hand has the card at run position p (positions past 13 go round
+        # under wrap; under high_or_low position 14 is the ace above the king)
         if wrap:
-            starts = [p for p in range(1, 14) if has(p) and not has(p - 1)] or [1]
+            present = [r in ranks for r in _WRAP_RANKS]
+            starts = [p for p in range(1, 14) if present[p] and not present[p - 1]] or [1]
         else:
-            starts = [p for p in range(1, top + 1) if has(p) and not has(p - 1)]
+            present = [False] + [r in ranks for r in _RANK_RANGE] + [top == 14 and 1 in ranks, False, False]
+            starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
         for start in starts:
-            last = start + 12 if wrap else top
+            last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
+            if not n_wilds:  # the natural stretch from ``start``, if it is long enough
+                p = start
+                while p <= last and present[p]:
+                    p += 1
+                if p - start >= 3:
+                    out.append(tuple(make(position_rank(q), suit) for q in range(start, p)))
+                continue
             seq: list[Card] = []
             used = 0
             nat = 0
             prev_wild = False
             p = start
             while p <= last:
-                if has(p):
+                if present[p]:
                     seq.append(make(position_rank(p), suit))
                     nat += 1
                     prev_wild = False
                 elif (
-                    used < len(wilds) and has(p + 1) and p + 1 <= last
+                    used < n_wilds and p + 1 <= last and present[p + 1]
                     and (rules.wilds_adjacent or not prev_wild)
                     and used + 1 <= _wild_allowance(nat + 1, rules)
                 ):
@@ -81,7 +131,7 @@ def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
                 else:
                     break
                 p += 1
-            if len(seq) == 2 and used < len(wilds) and used + 1 <= _wild_allowance(nat, rules):
+            if len(seq) == 2 and used < n_wilds and used + 1 <= _wild_allowance(nat, rules):
                 if p <= last:
                     seq.append(wilds[used])
                 elif wrap or start > 1:
@@ -90,11 +140,14 @@ def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
                 out.append(tuple(seq))
     valid = []
     for cards in out:
-        try:
-            form_meld(list(cards), rules)
-        except MeldError:
-            continue
-        valid.append(cards)
+        if any(is_wild_card(c, rules) for c in cards):
+            # natural sets and runs are valid by construction; check those with wilds
+            try:
+                valid.append((cards, form_meld(list(cards), rules)))
+            except MeldError:
+                continue
+        else:
+            valid.append((cards, natural_shape(cards)))
     return valid
 
 
@@ -131,6 +184,8 @@ def _discards(view: TurnView, rest: list[Card]) -> list[Card | None]:
 
 def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:
     """Some legal play for ``view``, or None if the bounded search finds none."""
+    if view.took_discard and not view.opened and rules.take_discard_before_opening == "only_to_open":
+        return _opening_with_taken_card(rules, view)  # nothing else can be legal (RULES 3.1)
     for c in _discards(view, view.hand):
         if c is not None and (p := Play((), c)) and _try(rules, view, p):
             return p
@@ -161,6 +216,78 @@ def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:
             break
     if len(set(view.hand)) == 1:
         return _table_finish(rules, view)
+    return None
+
+
+def _sub_melds(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...], TableMeld]]:
+    """The candidate melds and every smaller meld inside them (shorter runs, smaller sets)."""
+    out: list[tuple[tuple[Card, ...], TableMeld]] = []
+    seen: set[tuple[Card, ...]] = set()
+    for cards, shape in candidate_shapes(hand, rules):
+        n = len(cards)
+        if shape.kind == RUN:
+            pieces = [cards[i:j] for i in range(n) for j in range(i + 3, n + 1)]
+        else:
+            pieces = [p for k in range(3, n + 1) for p in combinations(cards, k)]
+        for piece in pieces:
+            if piece in seen:
+                continue
+            seen.add(piece)
+            if any(is_wild_card(c, rules) for c in piece):
+                try:
+                    out.append((piece, form_meld(list(piece), rules)))
+                except MeldError:
+                    continue
+            else:
+                out.append((piece, natural_shape(piece)))
+    return out
+
+
+def _opening_with_taken_card(rules: RuleSet, view: TurnView) -> Play | None:
+    """An opening whose first meld holds the card just taken from the discard pile.
+
+    Under ``take_discard_before_opening = "only_to_open"`` taking the discard is
+    legal only if such an opening exists (RULES 3.1); this searches sets of
+    disjoint melds (including shorter runs and smaller sets than the longest
+    ones) that reach the requirement.  Bounded by ``MAX_TABLE_NODES``.
+    """
+    subs = [(cards, opening_value(shape, rules)) for cards, shape in _sub_melds(view.hand, rules)]
+    subs.sort(key=lambda x: -x[1])
+    firsts = [x for x in subs if view.drawn in x[0]]
+    limit = rules.melds_per_turn if rules.melds_per_turn and view.deal not in rules.meld_all_at_once_deals else 99
+    nodes = 0
+
+    def extend(chosen: list[tuple[Card, ...]], rest: list[Card], total: int, start: int) -> Play | None:
+        nonlocal nodes
+        nodes += 1
+        if nodes > MAX_TABLE_NODES:
+            return None
+        if total >= view.requirement:
+            actions = tuple(Meld(m) for m in chosen)
+            for d in _discards(view, rest):
+                p = Play(actions, d)
+                if _try(rules, view, p):
+                    return p
+            return None
+        if len(chosen) >= limit:
+            return None
+        for k in range(start, len(subs)):
+            cards, value = subs[k]
+            left = _remove_all(rest, cards)
+            if left is None:
+                continue
+            found = extend(chosen + [cards], left, total + value, k + 1)
+            if found is not None or nodes > MAX_TABLE_NODES:
+                return found
+        return None
+
+    for cards, value in firsts:
+        left = _remove_all(view.hand, cards)
+        if left is None:
+            continue
+        found = extend([cards], left, value, 0)
+        if found is not None or nodes > MAX_TABLE_NODES:
+            return found
     return None
 
 

@@ -39,6 +39,7 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     forfeited: list[int] = msgspec.field(default_factory=list)           # seats that forfeited
     record: str | None = None                   # path of the game record, relative to the folder
     deals: int = 0                              # deals played
+    decisions: int = 0                          # decisions answered by bots
     turn_capped: bool = False                   # a deal ended on max_turns
     duration_s: float = 0.0
     error: str | None = None                    # referee-side problem, if any

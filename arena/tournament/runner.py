@@ -103,7 +103,7 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
         index=index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
         seating=spec.seating, seats=list(spec.seats), placings=result.placings, totals=result.totals,
         failures=result.failures, forfeited=result.forfeited,
-        record=str(record.relative_to(out)) if record else None, deals=result.deals,
+        record=str(record.relative_to(out)) if record else None, deals=result.deals, decisions=result.decisions,
         turn_capped=result.turn_capped > 0, duration_s=round(time.monotonic() - began, 4),
         worker_rss_mb=_rss_mb(),
     )

@@ -26,6 +26,7 @@ Usage: misbehave.py MODE [--endpoint E --token T]; it plays legal moves
                 socket, then exits with code 5 at its 5th request
   connect_twice after its welcome, connects a second socket with the same token and says hello
   mem_hog       allocates 400 MiB at its 2nd request and keeps it
+  halftime      answers every request after half its per-decision limit
   spawner       starts 12 sleeping child processes at its 2nd request (answering 0.6 s late)
 """
 
@@ -100,6 +101,8 @@ def main() -> int:
         requests += 1
         plays += msg["decision"] == "play"
         reply = legal_reply(msg)
+        if mode == "halftime":
+            time.sleep(msg["clock"]["decision_ms"] / 2000)
         if mode == "crash" and requests == 5:
             return 3
         if mode == "crash_random" and requests == crash_at:

@@ -1,0 +1,639 @@
+"""``arena check-bot``: a protocol compliance check for one bot, in the style of a conformance suite.
+
+The checker is a referee (``BotHost`` + ``Referee``) that plays real games with
+the bot and a few special sessions, and reports one line per check::
+
+    PASS handshake: hello in 0.21 s: name 'greedy', versions [1]
+    FAIL game basic 2p: illegal: discard: 9D was taken ... -- fix: ...
+    ...
+    14 passed, 1 failed
+
+The checks, in order:
+
+- ``handshake``: ``hello`` arrives within the start clock, with a name and a
+  version the referee speaks (SPEC 2, 11).
+- ``game VARIANT Np``: a whole seeded game of each preset asked for (all six
+  by default), at 2 seats and at 4 (or the preset's maximum), against the
+  built-in greedy bot: every reply is well-formed, legal, on time, and echoes
+  its ``game``/``seq``.  Any failure forfeits the game at once, so a broken
+  bot is reported quickly.
+- ``decisions VARIANT``: both decision kinds (draw and play) were asked and
+  answered within the clock in that preset; the slowest answer is shown.
+- ``illegal-retry``: the checker rejects the bot's first play of a game with an
+  ``error`` of kind ``illegal`` and ``retry: true`` (on purpose: the play may
+  well be legal), then asks again with a fresh ``seq``; the bot must answer the
+  fresh request, legally (SPEC 9).
+- ``several-games``: all the games above were played on one connection: the
+  bot took each ``game_over`` and the next ``new_game`` in its stride, without
+  exiting or being restarted (SPEC 2).
+- ``shutdown``: after ``shutdown`` the process exits, with code 0, within a
+  second (SPEC 3.2).
+- ``output``: a ZeroMQ bot's output (stdout and stderr, captured to its log)
+  stays well under the log cap; a stdio bot's stdout carries only JSON
+  messages, one per line (SPEC 14).
+- ``version-refusal``: in a second session the checker answers the bot's
+  ``hello`` with an ``error`` of kind ``version`` (as a referee that only
+  speaks a future version would): the bot must exit by itself within a few
+  seconds instead of hanging or spinning; the spec asks for a non-zero code.
+
+Every bot process is killed on every exit path (``BotHost.close``).  The logs
+of a check that failed are kept, and their folder is printed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import psutil
+import typer
+
+from arena.bots import LOG_CAP_BYTES, launch
+from arena.host import BotHost, Peer, _safe
+from arena.referee import GameResult, Referee, SeatState
+from arena.rules.options import RulesError, resolve
+from arena.rules.presets import PRESETS
+from arena.settings import BUNDLED_BOTS, BotSpec, FailurePolicy, TimeControl
+from protocol.messages import PROTOCOL_VERSION, Hello, MessageError, decode_from_bot, encode
+
+__all__ = ["Check", "Report", "check_bot", "check_bot_command", "CheckError"]
+
+BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
+OUTPUT_LIMIT = LOG_CAP_BYTES // 2  # a bot writing more than this in a check would lose logs in a tournament
+SHUTDOWN_S = 1.0
+VERSION_EXIT_S = 3.0
+OPPONENT_START_MS = 30_000  # the built-in opponents' start clock, whatever the bot's
+REJECT_REASON = ("compliance check: this play is rejected on purpose (it may well be legal) to check that you "
+                 "recover: answer the fresh request that follows, with its new seq (SPEC 9)")
+
+# Every failure ends the bot's game at once (a broken bot is reported fast); stale replies are logged.
+CHECK_POLICY = FailurePolicy(timeout="forfeit", crash="forfeit", disconnect="forfeit", illegal="forfeit",
+                             malformed="forfeit", oversized="forfeit", stale="retry", token="retry",
+                             resource="forfeit", strikes=0)
+RETRY_POLICY = FailurePolicy(timeout="forfeit", crash="forfeit", disconnect="forfeit", illegal="retry",
+                             malformed="forfeit", oversized="forfeit", stale="retry", token="retry",
+                             resource="forfeit", strikes=1)
+
+FIX: dict[str, str] = {
+    "illegal": "check the move against RULES.md (the reason names the clause) and the observation "
+               "(legal_draws, opening_requirement, took_discard, melds_per_turn, go_out)",
+    "malformed": "compare the reply with SPEC.md section 3.1 and protocol/schemas/; draw requests take a "
+                 "draw reply, play requests a play reply",
+    "oversized": "send one small JSON object per reply (at most max_message_bytes, SPEC 10)",
+    "timeout": "answer every request, draw and play, within clock.decision_ms, echoing its game and seq (SPEC 8)",
+    "crash": "the bot process ended; run it by hand or read its log to see why",
+    "disconnect": "keep reading your socket and keep one connection for the whole session (SPEC 1)",
+    "stale": "echo the game and seq of the request you answer, and answer each request exactly once (SPEC 3)",
+    "token": "set the socket's routing id to your own token before connecting (SPEC 1)",
+    "resource": "use less memory or CPU",
+}
+STDIO_HINT = ("; on the stdio transport stdout carries protocol messages only, one JSON object per line, each "
+              "ended by a newline and flushed (logs go to stderr)")
+
+
+class CheckError(RuntimeError):
+    """The check itself could not run (bad arguments, the built-in opponents would not start)."""
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool | None  # None: skipped (an earlier check it needs failed)
+    detail: str
+
+    def line(self) -> str:
+        word = {True: "PASS", False: "FAIL", None: "SKIP"}[self.ok]
+        return f"{word} {self.name}: {self.detail}" if self.detail else f"{word} {self.name}"
+
+
+@dataclass
+class Report:
+    command: str
+    transport: str
+    variants: list[str]
+    bot_name: str | None = None
+    checks: list[Check] = field(default_factory=list)
+    log_dir: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for c in self.checks if c.ok is True)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for c in self.checks if c.ok is False)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for c in self.checks if c.ok is None)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.passed > 0
+
+    def get(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if c.ok is False]
+
+    def summary(self) -> str:
+        s = f"{self.passed} passed, {self.failed} failed"
+        return s + (f", {self.skipped} skipped" if self.skipped else "")
+
+
+class _CheckReferee(Referee):
+    """A referee that counts the checked seat's decisions and can reject its first play on purpose."""
+
+    def __init__(self, *args: Any, target: int, reject_first_play: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.target = target
+        self.asked: Counter[str] = Counter()
+        self.answered: Counter[str] = Counter()
+        self.slowest: dict[str, float] = {}
+        self.reject_first_play = reject_first_play
+        self.rejected_seq: int | None = None
+        self.retry_seq: int | None = None  # the fresh request that followed the rejection
+        self.retry_answered: bool | None = None  # whether that request got a well-formed reply in time
+
+    def _ask(self, st: SeatState, decision: str) -> Any:
+        retrying = st.seat == self.target and self.rejected_seq is not None and self.retry_seq is None
+        if retrying:
+            self.retry_seq = st.peer.seq + 1
+        got = super()._ask(st, decision)
+        if st.seat != self.target:
+            return got
+        if retrying:
+            self.retry_answered = isinstance(got, tuple)
+        self.asked[decision] += 1
+        if isinstance(got, tuple):
+            self.answered[decision] += 1
+            self.slowest[decision] = max(self.slowest.get(decision, 0.0), got[1])
+            if self.reject_first_play and decision == "play" and self.rejected_seq is None:
+                self.rejected_seq = st.peer.seq
+                return self._fail(st, "illegal", REJECT_REASON, seq=st.peer.seq)
+        return got
+
+
+def _first(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return items[0] if items else None
+
+
+class _Checker:
+    def __init__(self, command: str, variants: list[str], transport: str, seed: int, decision_ms: int,
+                 start_ms: int, out: Callable[[str], None], log_dir: Path) -> None:
+        self.spec = BotSpec(name=BOT_NAME, command=command, transport=transport)
+        self.variants = variants
+        self.transport = transport
+        self.seed = seed
+        self.time = TimeControl(start_ms=start_ms, decision_ms=decision_ms, grace_ms=50)
+        self.out = out
+        self.log_dir = log_dir
+        self.report = Report(command, transport, variants)
+        self.bridges: list[Any] = []
+        self.games_played = 0
+        self.games_with_answers = 0
+        self.crashes: list[tuple[int, str]] = []  # (game number, how the bot left the session)
+        self.opponents: list[Peer] = []  # built-in greedy bots, kept running across games
+
+    # -- reporting -----------------------------------------------------------------------
+    def emit(self, name: str, ok: bool | None, detail: str) -> Check:
+        check = Check(name, ok, detail)
+        self.report.checks.append(check)
+        self.out(check.line())
+        return check
+
+    def fix(self, kind: str) -> str:
+        hint = FIX.get(kind, "see SPEC.md section 9")
+        if self.transport == "stdio" and kind in ("timeout", "malformed"):
+            hint += STDIO_HINT
+        return hint
+
+    def log_hint(self, peer: Peer) -> str:
+        return f" (log: {self.log_dir / 'session' / (_safe(peer.spec.name) + '.log')})"
+
+    # -- the whole run ----------------------------------------------------------------------
+    def run(self) -> Report:
+        host = BotHost(self.time, self.log_dir / "session")
+        said_hello = False
+        try:
+            bot = host.add(self.spec)
+            said_hello = self.check_handshake(host, bot)
+            if bot.ready:
+                self.check_games(host, bot)
+                self.check_illegal_retry(host, bot)
+                self.check_several_games(bot)
+                self.check_shutdown(host, bot)
+                self.check_output(bot)
+            else:
+                for name in ["games", "illegal-retry", "several-games", "shutdown", "output"]:
+                    self.emit(name, None, "not run: the handshake failed")
+        finally:
+            host.close("the compliance check is done")
+        if said_hello:
+            self.check_version_refusal()
+        else:
+            self.emit("version-refusal", None, "not run: the bot never said hello")
+        return self.report
+
+    # -- handshake ----------------------------------------------------------------------------
+    def check_handshake(self, host: BotHost, bot: Peer) -> bool:
+        """Start the bot; returns whether a hello arrived at all (even one that was refused)."""
+        t0 = time.monotonic()
+        ok = host.start(bot)
+        elapsed = time.monotonic() - t0
+        self._note_bridge(bot)
+        if ok:
+            assert bot.hello is not None
+            h = bot.hello
+            self.report.bot_name = h.name
+            versions = h.versions or [h.v]
+            author = f", author {h.author!r}" if h.author else ""
+            self.emit("handshake", True, f"hello in {elapsed:.2f} s: name {h.name!r}, versions {versions}{author}")
+            return True
+        kind, reason = bot.problem or ("timeout", "no hello")
+        if "no common protocol version" in reason:
+            self.emit("handshake", False, f"{reason} -- fix: list {PROTOCOL_VERSION} in hello.versions "
+                                          f"(and write hello.v = {PROTOCOL_VERSION}) (SPEC 2, 11)")
+            return True
+        if kind == "token":
+            fix = ("set the DEALER's routing id (ZMQ_ROUTING_ID) to the token before connect, and send hello "
+                   "right after connecting (SPEC 1, 2)")
+        elif kind == "crash":
+            fix = "the bot must keep running; start it by hand with --endpoint/--token to see the error"
+        elif self.transport == "stdio":
+            fix = ("write hello as the first line on stdout, end it with a newline and flush; "
+                   f"within the start clock of {self.time.start_ms} ms (SPEC 2, 14)")
+        else:
+            fix = (f"send hello as the first message, within the start clock of {self.time.start_ms} ms, on a "
+                   "DEALER connected to the endpoint with the routing id set to the token (SPEC 1, 2)")
+        self.emit("handshake", False, f"{reason} -- fix: {fix}{self.log_hint(bot)}")
+        return False
+
+    def _note_bridge(self, peer: Peer) -> None:
+        if peer.bridge is not None and peer.bridge not in self.bridges:
+            self.bridges.append(peer.bridge)
+
+    # -- games --------------------------------------------------------------------------------
+    def _opponents(self, host: BotHost, opponents: list[Peer], n: int) -> list[Peer]:
+        while len(opponents) < n:
+            opponents.append(host.add(BotSpec(name=f"greedy{len(opponents) + 1}", command="greedy")))
+        for p in opponents[:n]:
+            if not p.ready or not p.alive():
+                host.time = replace(self.time, start_ms=max(self.time.start_ms, OPPONENT_START_MS))
+                try:
+                    started = host.start(p)
+                finally:
+                    host.time = self.time
+                if not started:
+                    raise CheckError(f"the built-in greedy bot did not start: {p.problem[1] if p.problem else '?'}")
+        return opponents[:n]
+
+    def _ensure_bot(self, host: BotHost, bot: Peer) -> bool:
+        if bot.ready and bot.alive():
+            return True
+        ok = host.start(bot)
+        self._note_bridge(bot)
+        return ok
+
+    def _play(self, host: BotHost, bot: Peer, opponents: list[Peer], variant: str, n: int, seat: int, seed: int,
+              policy: FailurePolicy, reject_first_play: bool = False) -> tuple[_CheckReferee, GameResult, list[dict[str, Any]]]:
+        rules = resolve(variant)
+        others = self._opponents(host, opponents, n - 1)
+        peers = list(others)
+        peers.insert(seat, bot)
+        self.games_played += 1
+        game_id = f"check-{variant}-{n}p-{self.games_played}"
+        ref = _CheckReferee(host, peers, rules, seed, game_id, self.time, policy, target=seat,
+                            reject_first_play=reject_first_play)
+        result = ref.run()
+        mine = [e for e in result.failure_log if e["seat"] == seat]
+        if sum(ref.answered.values()):
+            self.games_with_answers += 1
+        gone = _first([e for e in mine if e["kind"] in ("crash", "disconnect", "resource")])
+        if gone is not None:
+            proc = bot.process
+            how = proc.exit_description() if proc is not None and not proc.alive() else "disconnected"
+            self.crashes.append((self.games_played, f"{how} ({gone['kind']}: {gone['reason']})"))
+        return ref, result, mine
+
+    def _no_restart(self, bot: Peer) -> str:
+        return (f"the bot did not start again: {bot.problem[1] if bot.problem else '?'} -- fix: see the handshake "
+                f"check{self.log_hint(bot)}")
+
+    def _describe_failure(self, e: dict[str, Any], bot: Peer, total: int) -> str:
+        where = f" (deal {e['deal']})" if e.get("deal") else ""
+        more = f"; {total - 1} more failure(s)" if total > 1 else ""
+        return f"{e['kind']}{where}: {e['reason']}{more} -- fix: {self.fix(e['kind'])}{self.log_hint(bot)}"
+
+    def check_games(self, host: BotHost, bot: Peer) -> None:
+        opponents = self.opponents
+        k = 0
+        for variant in self.variants:
+            lo, hi = PRESETS[variant].players
+            sizes = sorted({max(lo, 2), min(4, hi)})
+            asked: Counter[str] = Counter()
+            answered: Counter[str] = Counter()
+            slowest: dict[str, float] = {}
+            timeouts: list[dict[str, Any]] = []
+            for n in sizes:
+                name = f"game {variant} {n}p"
+                seat = 0 if n == 2 else 1
+                if not self._ensure_bot(host, bot):
+                    self.emit(name, False, self._no_restart(bot))
+                    continue
+                ref, result, mine = self._play(host, bot, opponents, variant, n, seat, self.seed + k, CHECK_POLICY)
+                k += 1
+                asked.update(ref.asked)
+                answered.update(ref.answered)
+                for d, ms in ref.slowest.items():
+                    slowest[d] = max(slowest.get(d, 0.0), ms)
+                timeouts += [e for e in mine if e["kind"] == "timeout"]
+                if mine:
+                    self.emit(name, False, self._describe_failure(mine[0], bot, len(mine)))
+                else:
+                    place = result.placings[seat]
+                    self.emit(name, True, f"a whole game at seat {seat}: {ref.answered['draw']} draws and "
+                                          f"{ref.answered['play']} plays, all legal; {result.deals} deal(s), "
+                                          f"ended by {result.end_reason}, placed {place} of {n}")
+            self._decisions(variant, asked, answered, slowest, timeouts)
+
+    def _decisions(self, variant: str, asked: Counter[str], answered: Counter[str], slowest: dict[str, float],
+                   timeouts: list[dict[str, Any]]) -> None:
+        name = f"decisions {variant}"
+        limit = self.time.decision_ms
+        if timeouts:
+            self.emit(name, False, f"{timeouts[0]['reason']} -- fix: {self.fix('timeout')}")
+            return
+        missing = [d for d in ("draw", "play") if not answered[d]]
+        if missing:
+            what = " or ".join(missing)
+            self.emit(name, False, f"no {what} request was answered: the bot's games ended at an earlier failure "
+                                   "-- fix: see the game checks above")
+            return
+        slow = max(slowest.values())
+        self.emit(name, True, f"answered {answered['draw']} draw and {answered['play']} play requests, "
+                              f"slowest {slow:.0f} ms (limit {limit} ms)")
+
+    # -- recovering from an error -------------------------------------------------------
+    def check_illegal_retry(self, host: BotHost, bot: Peer) -> None:
+        name = "illegal-retry"
+        if not self._ensure_bot(host, bot):
+            self.emit(name, False, self._no_restart(bot))
+            return
+        variant = self.variants[0]
+        ref, _result, mine = self._play(host, bot, self.opponents, variant, 2, 1, self.seed + 1000, RETRY_POLICY,
+                                        reject_first_play=True)
+        if ref.rejected_seq is None:
+            why = (self._describe_failure(mine[0], bot, len(mine)) if mine
+                   else "the bot was never asked to play -- fix: see the game checks above")
+            self.emit(name, False, f"no play to reject: {why}")
+            return
+        at = next(i for i, e in enumerate(mine) if e["reason"] == REJECT_REASON)
+        others = mine[:at] + mine[at + 1 :]
+        if not ref.retry_answered:
+            e = mine[at + 1] if len(mine) > at + 1 else None
+            if e is None:
+                detail = "the fresh request was never asked"
+                fix = "see SPEC.md section 9"
+            else:
+                detail = f"{e['kind']}: {e['reason']}"
+                if e["kind"] in ("crash", "resource"):
+                    fix = "an error message is not fatal: log it and keep reading (SPEC 9)"
+                else:
+                    fix = ("after an error with retry: true a fresh request follows; answer that one, with its "
+                           "new seq, not the old one (SPEC 9)")
+            self.emit(name, False, f"play seq {ref.rejected_seq} was rejected on purpose and the fresh request seq "
+                                   f"{ref.retry_seq} was not answered: {detail} -- fix: {fix}{self.log_hint(bot)}")
+            return
+        if others:
+            e = others[0]
+            self.emit(name, False, f"the game with the rejection had another failure: "
+                                   f"{self._describe_failure(e, bot, len(others))}")
+            return
+        self.emit(name, True, f"play seq {ref.rejected_seq} rejected on purpose (error illegal, retry true); the fresh "
+                              f"request seq {ref.retry_seq} got a legal answer and the game went on to its end")
+
+    def check_several_games(self, bot: Peer) -> None:
+        name = "several-games"
+        games = self.games_played
+        if self.crashes:
+            game, reason = self.crashes[0]
+            if game == 1:
+                detail = f"the bot left the session in its first game: {reason}"
+            else:
+                detail = f"game 1 went fine, but in game {game} on the same connection the bot {reason}"
+            self.emit(name, False, f"{detail}; it was started {bot.starts} times for {games} games -- fix: a session "
+                                   "holds several games (game_over, then another new_game): keep running, on one "
+                                   f"connection, until shutdown (SPEC 2){self.log_hint(bot)}")
+            return
+        if bot.starts > 1:
+            self.emit(name, False, f"the bot had to be started {bot.starts} times for {games} games -- fix: keep one "
+                                   f"connection for the whole session (SPEC 1, 2){self.log_hint(bot)}")
+            return
+        self.emit(name, True, f"{games} games on one connection (new_game ... game_over, {games} times), "
+                              f"{self.games_with_answers} of them with the bot answering requests")
+
+    # -- the end of the session ---------------------------------------------------------------
+    def check_shutdown(self, host: BotHost, bot: Peer) -> None:
+        name = "shutdown"
+        proc = bot.process
+        if proc is None or not proc.alive() or not bot.ready:
+            self.emit(name, False, "the bot was not running at the end of the games, so shutdown could not be "
+                                   f"checked -- fix: see the failures above{self.log_hint(bot)}")
+            return
+        host.send(bot, encode({"v": PROTOCOL_VERSION, "type": "shutdown", "reason": "the compliance check is done"}))
+        t0 = time.monotonic()
+        exited = proc.wait_exit(SHUTDOWN_S)
+        elapsed = time.monotonic() - t0
+        if not exited:
+            self.emit(name, False, f"still running {SHUTDOWN_S:.0f} s after shutdown -- fix: on shutdown close the "
+                                   "socket and exit with code 0; a bot that lingers is killed (SPEC 3.2)")
+            return
+        code = proc.proc.returncode
+        if code != 0:
+            self.emit(name, False, f"{proc.exit_description()} after shutdown -- fix: exit with code 0 on "
+                                   f"shutdown (SPEC 3.2){self.log_hint(bot)}")
+            return
+        self.emit(name, True, f"exited with code 0 in {elapsed:.2f} s")
+
+    def check_output(self, bot: Peer) -> None:
+        name = "output"
+        log = self.log_dir / "session" / f"{_safe(bot.spec.name)}.log"
+        # give the log reader a moment to drain what the process wrote last
+        time.sleep(0.05)
+        size = log.stat().st_size if log.exists() else 0
+        what = "stderr" if self.transport == "stdio" else "stdout and stderr"
+        if size >= OUTPUT_LIMIT:
+            self.emit(name, False, f"the bot wrote {size} bytes to {what} in {self.games_played} games; the referee "
+                                   f"keeps at most {LOG_CAP_BYTES} bytes per bot and drops the rest -- fix: log less, "
+                                   f"and to stderr (SPEC 1) (log: {log})")
+            return
+        if self.transport == "stdio":
+            lines = sum(b.lines for b in self.bridges)
+            bad = sum(b.bad_lines for b in self.bridges)
+            if bad:
+                sample = next(b.bad_sample for b in self.bridges if b.bad_sample is not None)
+                self.emit(name, False, f"{bad} of {lines} lines on stdout were not JSON messages (first: "
+                                       f"{sample.decode('utf-8', 'replace')!r}) -- fix: on the stdio transport stdout "
+                                       "carries protocol messages only, one JSON object per line; write logs to "
+                                       "stderr (SPEC 14)")
+                return
+            self.emit(name, True, f"all {lines} lines on stdout were JSON messages; {size} bytes on stderr")
+            return
+        self.emit(name, True, f"{size} bytes of output (stdout and stderr) in {self.games_played} games, "
+                              f"well under the {LOG_CAP_BYTES}-byte log cap")
+
+    # -- a refused handshake ------------------------------------------------------------------
+    def check_version_refusal(self) -> None:
+        name = "version-refusal"
+        host = BotHost(self.time, self.log_dir / "version")
+        try:
+            peer = host.add(self.spec)
+            log_path = host.log_dir / f"{_safe(peer.spec.name)}.log"
+            try:
+                if self.transport == "stdio":
+                    from arena.stdio_bridge import start_bridge
+
+                    peer.process = launch(peer.spec, host.endpoint, peer.token, log_path, pipe_stdio=True)
+                    peer.bridge = start_bridge(host.ctx, peer.process, host.endpoint, peer.token)
+                else:
+                    peer.process = launch(peer.spec, host.endpoint, peer.token, log_path)
+            except (OSError, ValueError) as e:
+                self.emit(name, False, f"could not start the bot again: {e} -- fix: see the handshake check")
+                return
+            hello = self._wait_hello(host, peer)
+            if hello is None:
+                self.emit(name, False, f"no hello within {self.time.start_ms} ms in a second session -- fix: say "
+                                       f"hello first in every session (SPEC 2) (log: {log_path})")
+                return
+            reason = ("no common protocol version: you speak "
+                      f"{hello.versions or [hello.v]}, this referee speaks [99] (compliance check)")
+            host.send(peer, encode({"v": PROTOCOL_VERSION, "type": "error", "game": None, "seq": None,
+                                    "kind": "version", "reason": reason, "retry": False, "supported_versions": [99]}))
+            proc = peer.process
+            t0 = time.monotonic()
+            cpu0 = _cpu_seconds(proc.pid)
+            exited = proc.wait_exit(VERSION_EXIT_S)
+            elapsed = time.monotonic() - t0
+            if not exited:
+                cpu = (_cpu_seconds(proc.pid) - cpu0) / VERSION_EXIT_S
+                busy = f", using {cpu:.0%} of a CPU (spinning)" if cpu > 0.5 else " (waiting)"
+                self.emit(name, False, f"still running {VERSION_EXIT_S:.0f} s after an error of kind version{busy} "
+                                       "-- fix: when an error of kind version or token arrives before welcome, the "
+                                       "referee will not talk to you again: exit with a non-zero code (SPEC 2)")
+                return
+            code = proc.proc.returncode
+            if code == 0:
+                self.emit(name, True, f"exited in {elapsed:.2f} s after an error of kind version (with code 0; the "
+                                      "spec asks for a non-zero code, so that scripts see the refusal)")
+            else:
+                self.emit(name, True, f"{proc.exit_description()}, {elapsed:.2f} s after an error of kind version")
+        finally:
+            host.close()
+
+    def _wait_hello(self, host: BotHost, peer: Peer) -> Hello | None:
+        deadline = time.monotonic() + self.time.start_ms / 1000
+        while (left := deadline - time.monotonic()) > 0:
+            item = host.recv(min(left, 0.05))
+            if item is None:
+                if not peer.alive():
+                    return None
+                continue
+            if item.peer is not peer:
+                continue
+            try:
+                msg = decode_from_bot(item.data)
+            except MessageError:
+                return None
+            return msg if isinstance(msg, Hello) else None
+        return None
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        p = psutil.Process(pid)
+        total = 0.0
+        for q in [p, *p.children(recursive=True)]:
+            t = q.cpu_times()
+            total += t.user + t.system
+        return total
+    except (psutil.Error, OSError):
+        return 0.0
+
+
+def check_bot(command: str, variants: list[str] | None = None, transport: str = "zmq", seed: int = 1,
+              decision_ms: int = 2000, out: Callable[[str], None] = print, *, start_ms: int = 10000,
+              log_dir: Path | None = None) -> Report:
+    """Run the compliance checks against one bot and print one line per check, then a summary.
+
+    ``command`` is a bundled sample bot's name or a command line.  ``variants``
+    are preset names (default: all six).  The logs go to ``log_dir`` (default: a
+    temporary folder, removed when every check passed and kept otherwise).
+    Raises ``CheckError`` for bad arguments.
+    """
+    chosen = list(dict.fromkeys(variants or PRESETS))
+    for v in chosen:
+        if v not in PRESETS:
+            raise CheckError(f"unknown preset {v!r}; expected one of {', '.join(PRESETS)}")
+        try:
+            resolve(v)
+        except RulesError as e:  # pragma: no cover - presets always resolve
+            raise CheckError(str(e)) from None
+    if transport not in ("zmq", "stdio"):
+        raise CheckError(f"unknown transport {transport!r}; expected zmq or stdio")
+    if not command.strip():
+        raise CheckError("no bot command given")
+    if command.startswith("remote:"):
+        raise CheckError("check-bot launches the bot itself; give its command line, not remote:NAME")
+    if decision_ms < 1 or start_ms < 1:
+        raise CheckError("the clocks must be at least 1 ms")
+    keep = log_dir is not None
+    folder = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-check-"))
+    checker = _Checker(command, chosen, transport, seed, decision_ms, start_ms, out, folder)
+    shown = command if command not in BUNDLED_BOTS else f"{command} (sample bot)"
+    out(f"checking {shown} over the {transport} transport: presets {', '.join(chosen)}; seed {seed}; "
+        f"{decision_ms} ms per decision")
+    t0 = time.monotonic()
+    report = checker.report
+    try:
+        checker.run()
+    finally:
+        report.elapsed_s = time.monotonic() - t0
+        if report.failed or keep:
+            report.log_dir = str(folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    name = f" ({report.bot_name!r})" if report.bot_name else ""
+    out(f"{report.summary()}{name} in {report.elapsed_s:.1f}s" + (f"; logs in {report.log_dir}" if report.failed else ""))
+    return report
+
+
+def check_bot_command(
+    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy) or a command line in quotes, e.g. \"node sample_bots/js/bot.js\".")],
+    variant: Annotated[Optional[list[str]], typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
+    stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
+    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
+) -> None:
+    """Check that a bot speaks the protocol correctly: one PASS/FAIL line per check; exit 1 on any failure."""
+    try:
+        report = check_bot(bot, variant or None, "stdio" if stdio else "zmq", seed, time_ms,
+                           out=typer.echo, start_ms=start_ms)
+    except CheckError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130)
+    raise typer.Exit(0 if report.ok else 1)

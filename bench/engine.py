@@ -1,0 +1,164 @@
+"""Engine benchmark: greedy-vs-greedy self-play speed per preset (issue 2).
+
+For each preset, plays a fixed number of 2-player games between two greedy
+policies in this process (one core, no sockets), and measures:
+
+- decisions/s (a decision is one draw or one play) and games/s, wall clock
+  (and decisions per CPU second, less sensitive to other load on the machine);
+- the share of time spent in the engine (``Game.draw``, ``Game.play``,
+  ``Game.observation``: verify and apply) and in the policy
+  (``policy.draw``, ``policy.play``), with ``time.perf_counter`` around each call.
+
+Anchors (random-play decisions/s of other gin rummy engines, as published):
+RLCard gin rummy ~12,500; OpenSpiel C++ gin rummy through Python ~41,000.
+Target: >= 20,000 decisions/s for basic greedy-vs-greedy (judged per CPU second,
+since wall-clock figures fall whenever other work shares the machine; the
+``sum(range(1000))`` calibration time printed with the table tells how fast
+this Python runs here).
+
+Usage: ``python bench/engine.py [--games N] [--preset NAME ...] [--json]``.
+``main()`` returns the figures as a dict (``bench/run`` imports it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from typing import Any
+
+from arena.rules.game import Game, Phase
+from arena.rules.options import resolve
+from arena.rules.presets import PRESETS
+from arena.selfplay import policies_for
+
+ANCHORS = {"rlcard_gin_rummy_random": 12_500, "openspiel_gin_rummy_python": 41_000}
+TARGET = {"preset": "basic", "decisions_per_s": 20_000}
+DEFAULT_GAMES = 200
+SEED = 1
+
+
+def bench_preset(preset: str, games: int = DEFAULT_GAMES, seed: int = SEED, players: int = 2) -> dict[str, Any]:
+    """Play ``games`` greedy-vs-greedy games of ``preset``; return the timings."""
+    rules = resolve(preset)
+    perf = time.perf_counter
+    engine = policy = 0.0
+    decisions = deals = 0
+    cpu_start = time.process_time()
+    start = perf()
+    for i in range(games):
+        s = seed + i
+        t0 = perf()
+        game = Game(rules, players, s)
+        engine += perf() - t0
+        pols = policies_for(rules, ["greedy"] * players, s)
+        while not game.over:
+            seat = game.current
+            t0 = perf()
+            obs = game.observation(seat)
+            t1 = perf()
+            if game.phase is Phase.DRAW:
+                choice = pols[seat].draw(obs)
+                t2 = perf()
+                game.draw(choice)
+            else:
+                choice = pols[seat].play(obs)
+                t2 = perf()
+                game.play(choice)
+            t3 = perf()
+            engine += (t1 - t0) + (t3 - t2)
+            policy += t2 - t1
+            decisions += 1
+        deals += game.deal_no
+    wall = perf() - start
+    cpu = time.process_time() - cpu_start
+    return {
+        "preset": preset,
+        "players": players,
+        "games": games,
+        "deals": deals,
+        "decisions": decisions,
+        "seconds": round(wall, 4),
+        "decisions_per_s": round(decisions / wall, 1),
+        "games_per_s": round(games / wall, 2),
+        "cpu_seconds": round(cpu, 4),
+        "cpu_decisions_per_s": round(decisions / cpu, 1),
+        "engine_share": round(engine / wall, 4),
+        "policy_share": round(policy / wall, 4),
+        "other_share": round(max(0.0, 1 - (engine + policy) / wall), 4),
+        "vs_rlcard": round(decisions / wall / ANCHORS["rlcard_gin_rummy_random"], 2),
+        "vs_openspiel": round(decisions / wall / ANCHORS["openspiel_gin_rummy_python"], 2),
+    }
+
+
+def calibration() -> float:
+    """Microseconds for ``sum(range(1000))`` (best of 5): how fast this Python is right now.
+
+    Figures from different machines (or a loaded one) compare better divided by this.
+    """
+    import timeit
+
+    return round(min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6, 2)
+
+
+def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bool = False) -> dict[str, Any]:
+    """Run the benchmark; print a table unless ``quiet``; return the figures."""
+    names = presets or list(PRESETS)
+    calib = calibration()
+    rows = [bench_preset(p, games) for p in names]
+    basic = next((r for r in rows if r["preset"] == TARGET["preset"]), None)
+    result: dict[str, Any] = {
+        "benchmark": "engine",
+        "policies": "greedy vs greedy",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "calibration_us_sum_range_1000": calib,
+        "anchors": ANCHORS,
+        "target": TARGET,
+        # judged on decisions per CPU second: wall-clock figures drop whenever other work
+        # shares the machine (both are in the table)
+        "target_met": None if basic is None else basic["cpu_decisions_per_s"] >= TARGET["decisions_per_s"],
+        "target_met_wall_clock": None if basic is None else basic["decisions_per_s"] >= TARGET["decisions_per_s"],
+        "presets": {r["preset"]: r for r in rows},
+    }
+    if not quiet:
+        print_table(result)
+    return result
+
+
+def print_table(result: dict[str, Any]) -> None:
+    head = (f"{'preset':<14}{'games':>6}{'decisions':>10}{'dec/s':>10}{'cpu dec/s':>10}{'games/s':>9}"
+            f"{'engine':>8}{'policy':>8}{'vs RLCard':>10}{'vs OpenSpiel':>13}")
+    print(f"engine benchmark: {result['policies']}, 2 players, one core, Python {result['python']}; "
+          f"sum(range(1000)) takes {result['calibration_us_sum_range_1000']} us here")
+    print(head)
+    print("-" * len(head))
+    for r in result["presets"].values():
+        print(f"{r['preset']:<14}{r['games']:>6}{r['decisions']:>10}{r['decisions_per_s']:>10,.0f}"
+              f"{r['cpu_decisions_per_s']:>10,.0f}{r['games_per_s']:>9.1f}"
+              f"{r['engine_share']:>8.0%}{r['policy_share']:>8.0%}{r['vs_rlcard']:>9.2f}x{r['vs_openspiel']:>12.2f}x")
+    print(f"anchors: RLCard gin rummy ~{ANCHORS['rlcard_gin_rummy_random']:,} random decisions/s, "
+          f"OpenSpiel C++ gin rummy via Python ~{ANCHORS['openspiel_gin_rummy_python']:,}; "
+          f"target >= {TARGET['decisions_per_s']:,} decisions/s for {TARGET['preset']}: "
+          + ("not measured" if result["target_met"] is None else
+             f"{'met' if result['target_met'] else 'NOT met'} per CPU second, "
+             f"{'met' if result['target_met_wall_clock'] else 'NOT met'} by the wall clock"))
+
+
+def _cli(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per preset")
+    ap.add_argument("--preset", action="append", choices=list(PRESETS), help="preset(s) to run (default: all)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
+    args = ap.parse_args(argv)
+    result = main(args.games, args.preset, quiet=args.json)
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_cli())

@@ -1,0 +1,312 @@
+"""Properties of whole games over every preset and legal table size (hypothesis).
+
+- cards are conserved at every step (``card_count() == deck_size``);
+- every game ends, and a deal stopped by the turn cap says so;
+- illegal actions of every kind are rejected with a reason naming the rule and
+  change nothing (every seat's observation, the stock, the log);
+- totals equal the sum of the per-deal scores; placings are complete;
+- the same seed gives the same record, and the record replays.
+
+Bounded by ``max_examples`` so that the file runs in well under a minute.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arena.cards import JOKER, full_deck
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.game import Game, Phase
+from arena.rules.observation import Observation
+from arena.rules.options import resolve
+from arena.rules.presets import PRESETS
+from arena.rules.record import header_of, replay
+from arena.selfplay import play_game, policies_for
+
+pytestmark = pytest.mark.timeout(120)
+
+TABLES = [(p, n) for p in PRESETS for n in range(PRESETS[p].players[0], PRESETS[p].players[1] + 1)]
+POLICY_MIX = [["greedy"], ["random"], ["greedy", "random"], ["random", "greedy"]]
+STEP_CAP = 200_000
+
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def names_for(mix: list[str], n: int) -> list[str]:
+    return (mix * n)[:n]
+
+
+def state(g: Game) -> Any:
+    """Everything an illegal action must leave as it was."""
+    return (
+        len(g.log), g.log[-1], [g.observation(s).to_data() for s in range(g.n)], list(g.stock), g.phase,
+        g.current, g.drawn, g.took_discard, g.turn, g.rebuilds, g.random_acts, list(g.totals), g.deal_no,
+        [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.low, m.rank, m.suit) for m in g.melds],
+    )
+
+
+def absent_card(g: Game) -> int:
+    hand = g.hands[g.current]
+    return next(c for c in full_deck(1, 1) if c not in hand)
+
+
+def illegal_candidates(g: Game, rng: random.Random) -> list[tuple[str, Any]]:
+    """Actions of every kind; those marked ``sure`` are illegal whatever the state."""
+    hand = g.hands[g.current]
+    out: list[tuple[str, Any]] = []
+    missing = absent_card(g)
+    if g.phase is Phase.DRAW:
+        out.append(("sure", Play((), hand[0] if hand else missing)))
+        out.append(("sure", "nowhere"))
+        if not g.discard:
+            out.append(("sure", DISCARD))
+        return out
+    out.append(("sure", STOCK))
+    out.append(("sure", DISCARD))
+    out.append(("sure", Play((), missing)))
+    out.append(("sure", Play((Meld((missing, missing, missing)),), hand[0])))
+    out.append(("sure", Play((LayOff(len(g.melds), (hand[0],)),), hand[-1])))
+    out.append(("sure", Play((Swap(len(g.melds) + 3, hand[0]),), hand[-1])))
+    if len(hand) >= 2:
+        out.append(("sure", Play((Meld(tuple(hand[:2])),), hand[-1])))  # two cards are never a meld
+        out.append(("sure", Play((), None)))  # no discard with cards left
+    if g.took_discard and g.drawn is not None:
+        out.append(("sure", Play((), g.drawn)))
+    if len(hand) >= 3:
+        picked = rng.sample(hand, 3)
+        rest = [c for c in hand]
+        for c in picked:
+            rest.remove(c)
+        out.append(("maybe", Play((Meld(tuple(picked)),), rest[0] if rest else None)))
+    if g.melds:
+        m = rng.choice(g.melds)
+        out.append(("maybe", Play((LayOff(m.id, (rng.choice(hand),)),), rng.choice(hand))))
+        naturals = [c for c in hand if c != JOKER]
+        if naturals:
+            out.append(("maybe", Play((Swap(m.id, rng.choice(naturals)),), rng.choice(hand))))
+    return out
+
+
+def attempt(g: Game, kind: str, action: Any) -> bool:
+    """Try an action; if illegal, check the reason and that nothing changed.  True if rejected."""
+    before = state(g)
+    try:
+        if isinstance(action, str):
+            g.draw(action)
+        else:
+            g.play(action)
+    except IllegalAction as e:
+        msg = str(e)
+        assert msg and "RULES" in msg, msg
+        assert state(g) == before, f"rejected {action!r} ({msg}) but the game changed"
+        return True
+    assert kind == "maybe", f"{action!r} should have been illegal"
+    return False
+
+
+def drive(g: Game, names: list[str], seed: int, garbage: float = 0.0) -> dict[str, int]:
+    """Play ``g`` to its end with built-in policies, checking conservation at every step and
+    trying illegal actions with probability ``garbage`` per step."""
+    policies = policies_for(g.rules, names, seed)
+    rng = random.Random(seed)
+    stats = {"steps": 0, "rejected": 0}
+    while not g.over:
+        assert g.card_count() == g.deck_size
+        if garbage and rng.random() < garbage:
+            kind, action = rng.choice(illegal_candidates(g, rng))
+            stats["rejected"] += attempt(g, kind, action)
+            continue
+        obs = g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            g.draw(policies[g.current].draw(obs))
+        else:
+            g.play(policies[g.current].play(obs))
+        stats["steps"] += 1
+        assert stats["steps"] < STEP_CAP, "the game did not end"
+    assert g.card_count() == g.deck_size
+    return stats
+
+
+def check_finished(g: Game) -> None:
+    assert g.over and g.end_reason in ("target", "deals", "elimination", "deal_cap", "forfeit")
+    ends = [e for e in g.log if e["e"] == "deal_end"]
+    assert len(ends) == g.deal_no == len(g.deal_scores)
+    assert [e["scores"] for e in ends] == g.deal_scores
+    assert [sum(d[s] for d in g.deal_scores) for s in range(g.n)] == g.totals
+    for e in ends:
+        assert e["reason"] in ("out", "stock_exhausted", "turn_cap")
+        assert (e["out"] is None) == (e["reason"] != "out")
+    placings = g.placings()
+    assert g.log[-1]["e"] == "game_end" and g.log[-1]["placings"] == placings
+    assert min(placings) == 1 and all(1 <= p <= g.n for p in placings)
+    # standard competition ranking: place = 1 + number strictly ahead
+    assert all(p == 1 + sum(q < p for q in placings) for p in placings)
+
+
+@SETTINGS
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
+def test_cards_conserved_and_games_end(table: tuple[str, int], seed: int, mix: list[str]) -> None:
+    preset, n = table
+    g = Game(resolve(preset), n, seed)
+    drive(g, names_for(mix, n), seed)
+    check_finished(g)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_table_size_plays_a_whole_game(preset: str) -> None:
+    lo, hi = PRESETS[preset].players
+    for n in range(lo, hi + 1):
+        g = Game(resolve(preset), n, 1000 + n)
+        drive(g, names_for(["greedy", "random"], n), n)
+        check_finished(g)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), cap=st.integers(1, 12))
+def test_turn_cap_ends_deals_and_says_so(table: tuple[str, int], seed: int, cap: int) -> None:
+    preset, n = table
+    over: dict[str, Any] = {"max_turns": cap}
+    if PRESETS[preset].end != "deals":
+        over.update(end="deals", deals=3) if PRESETS[preset].end != "elimination" else over.update(target=60)
+    g = Game(resolve(preset, over), n, seed)
+    drive(g, names_for(["random"], n), seed)
+    check_finished(g)
+    turns = 0
+    for e in g.log:
+        if e["e"] == "deal_start":
+            turns = 0
+        elif e["e"] == "play":
+            turns += 1
+        elif e["e"] == "deal_end":
+            assert turns <= cap
+            if e["reason"] == "turn_cap":
+                assert turns == cap and e["out"] is None
+    assert any(e["e"] == "deal_end" and e["reason"] == "turn_cap" for e in g.log) or cap > 3
+
+
+@SETTINGS
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
+def test_illegal_actions_are_rejected_with_a_reason_and_change_nothing(table: tuple[str, int], seed: int, mix: list[str]) -> None:
+    preset, n = table
+    over: dict[str, Any] = {"max_turns": 60}
+    g = Game(resolve(preset, over), n, seed)
+    stats = drive(g, names_for(mix, n), seed, garbage=0.3)
+    assert stats["rejected"] > 0
+    check_finished(g)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
+def test_same_seed_same_record_and_it_replays(table: tuple[str, int], seed: int, mix: list[str]) -> None:
+    preset, n = table
+    r = resolve(preset)
+    names = names_for(mix, n)
+    a, _ = play_game(r, policies_for(r, names, seed), seed)
+    b, _ = play_game(r, policies_for(r, names, seed), seed)
+    assert a.log == b.log
+    again = replay(header_of(a), a.log)
+    assert again.log == a.log and again.totals == a.totals
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6))
+def test_observations_round_trip_and_hide_other_hands(table: tuple[str, int], seed: int) -> None:
+    preset, n = table
+    r = resolve(preset, {"max_turns": 40})
+    g = Game(r, n, seed)
+    policies = policies_for(r, ["random"] * n, seed)
+    steps = 0
+    while not g.over and steps < 300:
+        for s in range(n):
+            obs = g.observation(s)
+            data = obs.to_data()
+            assert Observation.from_data(data).to_data() == data
+            assert obs.hand == g.hands[s] and obs.hand_sizes == [len(h) for h in g.hands]
+            if s != g.current:
+                assert obs.drawn is None and obs.legal_draws == []
+        obs = g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            g.draw(policies[g.current].draw(obs))
+        else:
+            g.play(policies[g.current].play(obs))
+        steps += 1
+
+
+@st.composite
+def overrides(draw: st.DrawFn) -> tuple[str, int, dict[str, Any]]:
+    """A preset, a table size and a random mix of option overrides that ``resolve`` accepts."""
+    preset, n = draw(st.sampled_from(TABLES))
+    base = PRESETS[preset]
+    over: dict[str, Any] = {"max_turns": draw(st.integers(20, 120))}
+    choices: dict[str, Any] = {
+        "wild_rank": st.sampled_from(["none", "2", "K"]),
+        "ace": st.sampled_from(["low", "high_or_low", "wrap"]),
+        "layoff": st.sampled_from(["any", "after_own_meld", "own"]),
+        "go_out": st.sampled_from(["any", "discard"]),
+        "rummy_bonus": st.sampled_from(["none", "double", "plus10"]),
+        "joker_swap": st.sampled_from(["none", "any", "after_opening"]),
+        "swapped_wild_must_be_melded": st.booleans(),
+        "take_discard_before_opening": st.sampled_from(["yes", "only_to_open"]),
+        "initial_meld": st.sampled_from([0, 15, 30, "czech"]),
+        "opening_exempt_when_going_out": st.booleans(),
+        "melds_per_turn": st.integers(0, 2),
+        "meld_all_at_once_deals": st.sampled_from([[], [1], [2, 3]]),
+        "max_wilds_per_meld": st.integers(0, 2),
+        "wilds_at_most_naturals": st.booleans(),
+        "wilds_adjacent": st.booleans(),
+        "first_player_extra_card": st.booleans(),
+        "reshuffle_turned_joker": st.booleans(),
+        "max_stock_rebuilds": st.sampled_from(["unlimited", 0, 1, 3]),
+    }
+    for key in draw(st.sets(st.sampled_from(sorted(choices)), max_size=8)):
+        over[key] = draw(choices[key])
+    stock = draw(st.sampled_from(["turn_over", "reshuffle", "end", None]))
+    if stock is not None:
+        over["stock_exhausted"] = stock
+        over["upcard_after_rebuild"] = stock != "end" and draw(st.booleans())
+    if base.end != "elimination" and draw(st.booleans()):
+        over["scoring"] = draw(st.sampled_from(["winner_collects", "settle", "penalty"]))
+    if not base.set_distinct_suits and draw(st.booleans()):
+        over["set_max"] = draw(st.integers(3, 6))
+    if base.end != "deals":
+        over.update(end="deals", deals=2) if base.end == "target" else over.update(target=80)
+    return preset, n, over
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=overrides(), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
+def test_any_option_mix_plays_legal_conserving_games(case: tuple[str, int, dict[str, Any]], seed: int, mix: list[str]) -> None:
+    preset, n, over = case
+    g = Game(resolve(preset, over), n, seed)
+    drive(g, names_for(mix, n), seed, garbage=0.15)
+    check_finished(g)
+    again = replay(header_of(g), g.log)
+    assert again.log == g.log
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, "2"]), size=st.integers(1, 15), data=st.data())
+def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wild: str | None, size: int, data: st.DataObject) -> None:
+    """The policy's speed-ups (``_partials``, ``candidate_shapes``) change no decision."""
+    from arena.policies import _in_partial, _partials
+    from arena.rules.melds import form_meld
+    from arena.rules.search import candidate_shapes
+
+    rules = resolve(preset, {"wild_rank": wild} if wild else None)
+    deck = full_deck(2, 4)
+    hand = data.draw(st.lists(st.sampled_from(deck), min_size=size, max_size=size))
+    fast = _partials(hand, rules)
+    assert all(fast[c] == _in_partial(c, hand, rules) for c in hand)
+    for cards, shape in candidate_shapes(hand, rules):
+        slow = form_meld(list(cards), rules)
+        assert (shape.kind, shape.cards, shape.wild, shape.rank if shape.kind == "set" else (shape.suit, shape.low)) == \
+            (slow.kind, slow.cards, slow.wild, slow.rank if slow.kind == "set" else (slow.suit, slow.low))
+        rest = list(hand)
+        for c in cards:
+            rest.remove(c)  # every candidate is made of cards in the hand, each used once
