@@ -88,9 +88,13 @@ def sweep(key: str, value: str, only_descendants: bool = True) -> int:
     killed = 0
     for p in candidates:
         try:
-            if p.environ().get(key) == value:
-                p.kill()
-                killed += 1
+            if p.environ().get(key) != value:
+                continue
+            orphan = p.ppid() == me  # reparented to us (we are a subreaper): we must reap it
+            p.kill()
+            killed += 1
+            if orphan and p.pid not in _live:
+                os.waitpid(p.pid, 0)
         except (psutil.Error, OSError):
             continue
     return killed
@@ -302,6 +306,11 @@ class BotProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
             pass
+        for d in descendants:  # those reparented to us (a subreaper) must be reaped here
+            try:
+                os.waitpid(d.pid, 0)
+            except (ChildProcessError, OSError):
+                pass
         sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree
         self._stopping.set()
         for t in self._threads:

@@ -50,6 +50,9 @@ def parse_rank(text: str) -> int:
 
 def parse(text: str) -> Card:
     """Parse one card, e.g. ``7h``, ``10H``, ``jk``."""
+    card = _CANONICAL.get(text)
+    if card is not None:
+        return card
     t = text.strip().upper()
     if t in ("JK", "JOKER"):
         return JOKER
@@ -67,6 +70,9 @@ def parse_many(texts: Iterable[str]) -> list[Card]:
 
 
 _TEXT: list[str] = ["JK"] + [""] * 3 + [r + s for r in RANKS for s in SUITS]
+
+
+_CANONICAL: dict[str, Card] = {t: i for i, t in enumerate(_TEXT) if t}  # the fast path: upper-case text
 
 
 def text(card: Card) -> str:

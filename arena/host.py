@@ -38,6 +38,8 @@ from protocol.messages import (
 )
 
 TRANSPORT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES
+_NOBLOCK = int(zmq.NOBLOCK)
+_MORE_NOBLOCK = int(zmq.NOBLOCK) | int(zmq.SNDMORE)
 HWM = 1000
 REFEREE_NAME = "rummy-arena referee 0.1"
 
@@ -70,6 +72,10 @@ class Peer:
 
     def alive(self) -> bool:
         return self.process is None or self.process.alive()
+
+    @property
+    def wants_events(self) -> bool:
+        return self.hello is not None and self.hello.events
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -205,11 +211,9 @@ class BotHost:
         return f"; last output: {tail.splitlines()[-1]}" if tail else ""
 
     def _give_up(self, peer: Peer) -> bool:
-        if peer.process is not None:
-            peer.process.kill()
-        if peer.bridge is not None:
-            peer.bridge.stop()  # type: ignore[attr-defined]
-            peer.bridge = None
+        problem = peer.problem
+        self._release(peer)
+        peer.problem = problem
         return False
 
     def _handshake(self, peer: Peer, data: bytes) -> bool:
@@ -240,7 +244,8 @@ class BotHost:
     def send_raw(self, identity: bytes, data: bytes) -> bool:
         """Send one frame; False if the peer is gone or not reading (never blocks)."""
         try:
-            self.sock.send_multipart([identity, data], flags=zmq.NOBLOCK)
+            self.sock.send(identity, _MORE_NOBLOCK)
+            self.sock.send(data, _NOBLOCK)
             return True
         except zmq.Again:
             return False
@@ -260,7 +265,7 @@ class BotHost:
         """The next frame from any bot, or None after ``timeout_s``."""
         if self.pending:
             return self.pending.popleft()
-        if not self.sock.poll(max(0, int(timeout_s * 1000))):
+        if not self.poller.poll(max(0, int(timeout_s * 1000))):
             return None
         frames = self.sock.recv_multipart(copy=True)
         identity = frames[0]
@@ -276,9 +281,13 @@ class BotHost:
 
     # -- shutdown ---------------------------------------------------------------------------
     def stop_peer(self, peer: Peer, reason: str = "done", wait_s: float = 1.0) -> None:
+        """Ask one bot to shut down, wait a little, then make sure it is gone."""
         if peer.process is not None and peer.process.alive() and peer.ready:
             self._reply(peer.identity, {"type": "shutdown", "reason": reason})
             peer.process.wait_exit(wait_s)
+        self._release(peer)
+
+    def _release(self, peer: Peer) -> None:
         if peer.process is not None:
             peer.process.kill()
             peer.process = None
@@ -288,6 +297,7 @@ class BotHost:
         peer.hello = None
 
     def close(self, reason: str = "the referee is done") -> None:
+        """Shut every bot down (one second in all to exit by itself), kill what is left, close the socket."""
         if self.closed:
             return
         self.closed = True
@@ -299,12 +309,7 @@ class BotHost:
             assert p.process is not None
             p.process.wait_exit(max(0.0, deadline - time.monotonic()))
         for p in self.peers:
-            if p.process is not None:
-                p.process.kill()
-                p.process = None
-            if p.bridge is not None:
-                p.bridge.stop()  # type: ignore[attr-defined]
-                p.bridge = None
+            self._release(p)
         self.sock.close(linger=0)
         self.ctx.term()
 

@@ -34,6 +34,7 @@ from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
 LIMITS_CHECK_S = 0.25  # how often bots with resource limits are measured
+OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its next request
 
 
 @dataclass
@@ -47,6 +48,7 @@ class SeatState:
     referee_plays: bool = False  # the bot is gone for this game: the referee plays safe moves
     latencies: list[float] = field(default_factory=list)
     answered_ms: float | None = None  # latency of the decision being applied, if the bot answered it
+    outbox: list[bytes] = field(default_factory=list)  # encoded events not sent yet (see Referee._flush)
 
 
 @dataclass
@@ -145,10 +147,21 @@ class Referee:
             for ev in public_events(entry):
                 data = encode({"v": PROTOCOL_VERSION, "type": "event", "game": self.game_id, "event": ev})
                 for st in self.seats:
-                    if st.peer.ready and not st.referee_plays:
-                        self.host.send(st.peer, data)
+                    if st.peer.ready and not st.referee_plays and st.peer.wants_events:
+                        st.outbox.append(data)
+                        if len(st.outbox) >= OUTBOX_FLUSH:
+                            self._flush(st)
+
+    def _flush(self, st: SeatState) -> None:
+        """Send a bot its queued events.  Events wait until the bot is next sent anything, so a
+        bot wakes once per request instead of once per event; each bot still gets every event,
+        in order, before the request or game_over that follows it."""
+        for data in st.outbox:
+            self.host.send(st.peer, data)
+        st.outbox.clear()
 
     def _send(self, st: SeatState, body: dict[str, Any]) -> bool:
+        self._flush(st)
         return self.host.send(st.peer, encode({"v": PROTOCOL_VERSION, **body}))
 
     # -- decisions ------------------------------------------------------------------------
@@ -216,6 +229,7 @@ class Referee:
         body = {"v": PROTOCOL_VERSION, "type": "request", "game": self.game_id, "seq": seq, "decision": decision,
                 "observation": obs, "clock": {"decision_ms": self.time.decision_ms, "bank_ms_left": st.bank_left}}
         data = encode(body)
+        self._flush(st)
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():

@@ -1,7 +1,9 @@
-"""A sample bot that also measures its own compute time (for bench/protocol.py).
+"""A sample bot that also measures its own time (for bench/protocol.py).
 
-It times only the policy's decision (``draw``/``play`` of the built-in policy),
-and at shutdown appends ``decisions seconds`` to the file in $BENCH_OUT.
+It reports two figures at shutdown, appended to the file in $BENCH_OUT as
+``decisions policy_seconds busy_seconds``: the time in the policy's decision
+alone, and the client library's count of all time spent on requests (from
+receiving one to having sent the reply: decoding and encoding included).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _report(bot: TimedBot) -> None:
     path = os.environ.get("BENCH_OUT")
     if path:
         with open(path, "a") as f:
-            f.write(f"{bot.count} {bot.compute}\n")
+            f.write(f"{bot.count} {bot.compute} {bot.busy_s}\n")
 
 
 if __name__ == "__main__":

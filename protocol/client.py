@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -86,11 +87,17 @@ class Bot:
 
     name: str = "bot"
     author: str | None = None
+    raw_observations: bool = False
+    """True: ``draw``/``play`` get the observation as a plain dict, decoded without validation
+    (faster; for bots that convert it themselves)."""
     handshake_timeout_s: float = 30.0
     """How long :func:`run` waits for `welcome` before giving up (None: forever)."""
 
     welcome: Welcome | None = None
     game: NewGame | None = None
+    busy_s: float = 0.0
+    """Time spent on requests, from receiving one to having sent its reply (decoding included)."""
+    answered: int = 0
 
     # -- decisions -------------------------------------------------------------
     def draw(self, observation: Observation) -> str:
@@ -122,7 +129,7 @@ class Bot:
         raise SystemExit(run(self, endpoint, token))
 
 
-def _reply(bot: Bot, req: Request) -> dict[str, Any]:
+def _reply(bot: Bot, req: Request | _RawRequest) -> dict[str, Any]:
     """Ask the bot for the decision and build the reply message (as a dict)."""
     obs = req.observation
     if req.decision == "draw":
@@ -169,21 +176,56 @@ def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
     sock.setsockopt(zmq.ROUTING_ID, token.encode("ascii"))
     sock.connect(endpoint)
     try:
-        hello = Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author)
+        wants_events = type(bot).on_event is not Bot.on_event
+        hello = Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)
         sock.send(_encode(hello))
         return _loop(bot, sock)
     finally:
         sock.close(linger=0)
 
 
+class _Envelope(msgspec.Struct):
+    type: str = ""
+
+
+class _RawRequest(msgspec.Struct):
+    game: str
+    seq: int
+    decision: str
+    observation: dict[str, Any]
+
+
+_peek = msgspec.json.Decoder(_Envelope).decode
+_raw_request = msgspec.json.Decoder(_RawRequest).decode
+
+
 def _loop(bot: Bot, sock: zmq.Socket) -> int:
     log = sys.stderr
+    wants_events = type(bot).on_event is not Bot.on_event
     while True:
         if bot.welcome is None and bot.handshake_timeout_s is not None:
             if not sock.poll(int(bot.handshake_timeout_s * 1000)):
                 print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
                 return 1
         data = sock.recv()
+        received = time.perf_counter()
+        try:
+            kind = _peek(data).type
+        except msgspec.DecodeError:
+            kind = ""
+        if kind == "event" and not wants_events:
+            continue  # nobody listens: skip decoding it
+        if kind == "request" and bot.raw_observations:
+            try:
+                raw = _raw_request(data)
+            except msgspec.DecodeError as e:
+                print(f"[{bot.name}] ignoring a request I cannot read ({e})", file=log, flush=True)
+                continue
+            reply = _call(bot, f"{raw.decision}() for game {raw.game} seq {raw.seq}", _reply, bot, raw)
+            sock.send(_encode(reply))
+            bot.busy_s += time.perf_counter() - received
+            bot.answered += 1
+            continue
         try:
             msg = decode_from_referee(data)
         except MessageError as e:
@@ -192,6 +234,8 @@ def _loop(bot: Bot, sock: zmq.Socket) -> int:
         if isinstance(msg, Request):
             reply = _call(bot, f"{msg.decision}() for game {msg.game} seq {msg.seq}", _reply, bot, msg)
             sock.send(_encode(reply))
+            bot.busy_s += time.perf_counter() - received
+            bot.answered += 1
         elif isinstance(msg, Event):
             _call(bot, "on_event()", bot.on_event, msg.event)
         elif isinstance(msg, NewGame):

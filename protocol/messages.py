@@ -105,6 +105,10 @@ class Hello(msgspec.Struct, tag="hello", **_MSG):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=64, description="Bot name, for logs and tables.")]
     versions: list[Version] | None = None
     author: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    events: Annotated[
+        bool,
+        msgspec.Meta(description="False: send me no `event` messages (every request's observation is complete anyway)."),
+    ] = True
 
 
 class Draw(msgspec.Struct, tag="draw", **_MSG):

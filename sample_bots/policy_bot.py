@@ -20,6 +20,8 @@ from protocol.messages import NewGame
 
 
 class PolicyBot(Bot):
+    raw_observations = True  # converted straight into the engine's Observation
+
     def __init__(self, policy: str) -> None:
         self.name = policy
         self.policy_name = policy
@@ -30,6 +32,8 @@ class PolicyBot(Bot):
         self.policy = make_policy(self.policy_name, rules, zlib.crc32(f"{msg.game}/{msg.seat}".encode()))
 
     def _obs(self, observation: Any) -> Observation:
+        if isinstance(observation, dict):
+            return Observation.from_data(observation)
         return Observation.from_data(msgspec.to_builtins(observation))
 
     def draw(self, observation: Any) -> str:

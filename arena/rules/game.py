@@ -29,7 +29,7 @@ from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_dat
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
 from arena.rules.options import RuleSet, RulesError
-from arena.rules.turn import TurnView, simulate_play
+from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
 # Not a rule: a guard so that no game, whatever the bots do, runs forever.  A game
 # still going after this many deals ends as if its end condition had been met.
@@ -77,6 +77,7 @@ class Game:
         self.drawn: Card | None = None
         self.took_discard = False
         self.deck_size = 0
+        self._verified: tuple[Play, int, TurnOutcome] | None = None
         self.dealer = self._first_dealer()
         self._start_deal()
 
@@ -383,7 +384,9 @@ class Game:
     def verify_play(self, play: Play) -> None:
         if self.phase is not Phase.PLAY:
             raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
-        simulate_play(self.rules, self.turn_view(), play)
+        outcome = simulate_play(self.rules, self.turn_view(), play)
+        # ``play`` right after ``verify_play`` reuses the outcome (the log length marks the state).
+        self._verified = (play, len(self.log), outcome)
 
     def can_play(self, play: Play) -> bool:
         try:
@@ -395,7 +398,12 @@ class Game:
     def play(self, play: Play) -> list[Entry]:
         if self.phase is not Phase.PLAY:
             raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
-        outcome = simulate_play(self.rules, self.turn_view(), play)
+        cached = self._verified
+        self._verified = None
+        if cached is not None and cached[0] is play and cached[1] == len(self.log):
+            outcome = cached[2]
+        else:
+            outcome = simulate_play(self.rules, self.turn_view(), play)
         start = len(self.log)
         seat = self.current
         self.hands[seat] = outcome.hand

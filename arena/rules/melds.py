@@ -10,8 +10,9 @@ sentence that names the rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 from arena.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
 from arena.rules.options import RuleSet
@@ -36,6 +37,8 @@ class TableMeld:
     rank: int = 0  # sets: the rank
     suit: int = 0  # runs: the suit
     low: int = 0  # runs: position of cards[0]
+    # the meld's wire form and the shape it was made for (see observation.meld_to_data)
+    wire: tuple[tuple[int, int, tuple[bool, ...]], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     def copy(self) -> TableMeld:
         return TableMeld(self.id, self.owner, self.kind, list(self.cards), list(self.wild), self.rank, self.suit, self.low)

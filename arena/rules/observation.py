@@ -100,13 +100,19 @@ class Observation:
 
 
 def meld_to_data(m: TableMeld) -> dict[str, Any]:
-    return {
+    """The wire form of a meld; kept on the meld and rebuilt only when its shape changed."""
+    shape = (len(m.cards), m.low, tuple(m.wild))
+    if m.wire is not None and m.wire[0] == shape:
+        return m.wire[1]
+    data = {
         "id": m.id,
         "owner": m.owner,
         "kind": m.kind,
         "cards": texts(m.cards),
         "wilds": [m.wild_text(i) for i in range(len(m.cards))],
     }
+    m.wire = (shape, data)
+    return data
 
 
 def meld_from_data(d: dict[str, Any]) -> TableMeld:
