@@ -203,6 +203,7 @@ def play(
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
     record: Annotated[Optional[Path], typer.Option("--record", help="Game record file (JSON Lines).")] = None,
     listen: Annotated[Optional[str], typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
+    remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
     stdio: Annotated[Optional[list[int]], typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
     on_failure: Annotated[Optional[list[str]], typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
@@ -253,7 +254,8 @@ def play(
             if line:
                 typer.echo(line)
 
-    host = BotHost(tc, record_path.parent / "logs", listen=listen, announce=lambda m: typer.echo(m, err=True))
+    host = BotHost(tc, record_path.parent / "logs", listen=listen, announce=lambda m: typer.echo(m, err=True),
+                   remote_wait_ms=int(remote_wait_s * 1000))
     try:
         peers = [host.add(spec) for spec in specs]
         for peer in peers:

@@ -92,8 +92,9 @@ class Incoming:
 
 class BotHost:
     def __init__(self, time_control: TimeControl, log_dir: Path, listen: str | None = None,
-                 announce: Callable[[str], None] | None = None) -> None:
+                 announce: Callable[[str], None] | None = None, remote_wait_ms: int = 120_000) -> None:
         self.time = time_control
+        self.remote_wait_ms = remote_wait_ms  # start clock of remote seats (someone must start the bot)
         self.log_dir = Path(log_dir)
         self.announce = announce or (lambda _msg: None)
         self.ctx = zmq.Context()
@@ -162,7 +163,7 @@ class BotHost:
             except (OSError, ValueError) as e:
                 peer.problem = ("crash", f"could not start {peer.spec.command!r}: {e}")
                 return False
-        start_ms = self.time.start_ms if not peer.spec.remote else max(self.time.start_ms, 120_000)
+        start_ms = self.remote_wait_ms if peer.spec.remote else self.time.start_ms
         deadline = time.monotonic() + start_ms / 1000
         while True:
             left = deadline - time.monotonic()
@@ -301,13 +302,15 @@ class BotHost:
         if self.closed:
             return
         self.closed = True
-        live = [p for p in self.peers if p.process is not None and p.process.alive() and p.ready]
+        live = [p for p in self.peers if p.ready and p.alive()]  # remote bots too: they are told
         for p in live:
             self._reply(p.identity, {"type": "shutdown", "reason": reason})
         deadline = time.monotonic() + 1.0
         for p in live:
-            assert p.process is not None
-            p.process.wait_exit(max(0.0, deadline - time.monotonic()))
+            if p.process is not None:
+                p.process.wait_exit(max(0.0, deadline - time.monotonic()))
+        if any(p.process is None for p in live):
+            time.sleep(0.05)  # LINGER is 0: give the shutdown of remote bots a moment on the wire
         for p in self.peers:
             self._release(p)
         self.sock.close(linger=0)
