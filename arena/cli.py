@@ -165,9 +165,10 @@ def simulate(
           f"{decisions / elapsed:.0f} decisions/s", file=sys.stderr)
 
 
-def _bot_spec(arg: str, index: int, transport: str) -> "BotSpec":
-    from arena.settings import BotSpec
+def _bot_spec(arg: str, index: int, stdio: bool) -> "BotSpec":
+    from arena.settings import BotSpec, split_transport
 
+    arg, transport = split_transport(arg, stdio)
     name = arg
     if arg.startswith("remote:"):
         name = arg.split(":", 1)[1] or f"remote{index}"
@@ -194,7 +195,7 @@ def _unique_names(specs: list["BotSpec"]) -> list["BotSpec"]:
 @app.command()
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
-    bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, or remote:NAME.")],
+    bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, or remote:NAME.")],
     seed: Annotated[int, typer.Option("--seed", "-s", help="Game seed (decides every deal).")] = 1,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
@@ -232,7 +233,7 @@ def play(
             fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
         policy = replace(policy, **{kind: pol})
     stdio_seats = set(stdio or [])
-    specs = _unique_names([_bot_spec(b, i, "stdio" if i in stdio_seats else "zmq") for i, b in enumerate(bots)])
+    specs = _unique_names([_bot_spec(b, i, i in stdio_seats) for i, b in enumerate(bots)])
     for spec in specs:
         if not spec.remote and not spec.is_bundled():
             from arena.settings import first_word

@@ -58,6 +58,7 @@ from arena.host import BotHost, Peer, _safe
 from arena.referee import GameResult, Referee, SeatState
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
+from arena.settings import split_transport
 from arena.settings import BUNDLED_BOTS, BotSpec, FailurePolicy, TimeControl
 from protocol.messages import PROTOCOL_VERSION, Hello, MessageError, decode_from_bot, encode
 
@@ -619,7 +620,7 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
 
 
 def check_bot_command(
-    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy) or a command line in quotes, e.g. \"node sample_bots/js/bot.js\".")],
+    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
     variant: Annotated[Optional[list[str]], typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
@@ -627,9 +628,9 @@ def check_bot_command(
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
 ) -> None:
     """Check that a bot speaks the protocol correctly: one PASS/FAIL line per check; exit 1 on any failure."""
+    command, transport = split_transport(bot, stdio)
     try:
-        report = check_bot(bot, variant or None, "stdio" if stdio else "zmq", seed, time_ms,
-                           out=typer.echo, start_ms=start_ms)
+        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms)
     except CheckError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)

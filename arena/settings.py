@@ -23,6 +23,16 @@ FAILURE_KINDS: tuple[str, ...] = (
 POLICIES: tuple[str, ...] = ("retry", "default", "forfeit")
 
 
+STDIO_PREFIX = "stdio:"
+
+
+def split_transport(arg: str, stdio: bool = False) -> tuple[str, str]:
+    """A BOT argument as (command, transport): ``stdio:COMMAND`` means the stdio transport."""
+    if arg.startswith(STDIO_PREFIX):
+        return arg[len(STDIO_PREFIX):].strip(), "stdio"
+    return arg, "stdio" if stdio else "zmq"
+
+
 def first_word(command: str) -> str:
     try:
         words = shlex.split(command)

@@ -1,0 +1,98 @@
+"""`arena play` and `arena replay` from the command line, and what survives Ctrl-C or SIGTERM (nothing)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MISBEHAVE, arena_processes
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def arena(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+def test_play_german_four_seats_then_verify_and_tamper(tmp_path):
+    record = tmp_path / "g.jsonl"
+    p = arena("play", "german", "greedy", "greedy", "random", "greedy", "--seed", "7", "--record", str(record))
+    assert p.returncode == 0, p.stderr
+    assert "Place" in p.stdout and "deals after 3 deal(s)" in p.stdout
+    ok = arena("replay", "--verify", str(record))
+    assert ok.returncode == 0 and "verified" in ok.stdout
+    shown = arena("replay", str(record))
+    assert shown.returncode == 0 and "draws" in shown.stdout and "hands" in shown.stdout
+    # Change one card of one stock draw: the record must no longer verify, naming the entry.
+    lines = record.read_text().splitlines()
+    for i, line in enumerate(lines[1:], start=1):
+        e = json.loads(line)
+        if e["e"] == "draw" and e["source"] == "stock":
+            e["card"] = "KS" if e["card"] != "KS" else "QS"
+            lines[i] = json.dumps(e)
+            break
+    record.write_text("\n".join(lines) + "\n")
+    bad = arena("replay", "--verify", str(record))
+    assert bad.returncode == 1
+    assert f"line {i + 1}" in bad.stdout and "'card'" in bad.stdout
+
+
+def test_play_stdio_prefix_and_bad_input(tmp_path):
+    p = arena("play", "basic", "greedy", "stdio:node sample_bots/stdio/minimal.js", "--seed", "3",
+              "--record", str(tmp_path / "s.jsonl"), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "minimal" in p.stdout
+    for args, words in (
+        (("play", "basic", "greedy"), "2 to 6 players"),
+        (("play", "nosuch", "greedy", "greedy"), "unknown variant"),
+        (("play", "basic", "greedy", "/no/such/bot"), "not found"),
+        (("play", "basic", "greedy", "greedy", "--on", "illegal=maybe"), "KIND=POLICY"),
+        (("replay", str(tmp_path / "missing.jsonl")), "no such record"),
+    ):
+        bad = arena(*args)
+        assert bad.returncode == 2, (args, bad.stdout, bad.stderr)
+        assert words in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_play_leaves_no_process(sig, tmp_path):
+    slow = f"{sys.executable} {MISBEHAVE} hang"
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "basic", "greedy", slow, "--time-ms", "60000",
+                             "--record", str(tmp_path / "r.jsonl")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(arena_processes()) < 3:  # arena + two bots
+        time.sleep(0.1)
+    time.sleep(1.0)  # the hanging bot is being asked by now
+    proc.send_signal(sig)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    deadline = time.monotonic() + 5
+    while arena_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not arena_processes()
+
+
+def test_interrupted_run_leaves_no_process(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(ROOT / "tournaments" / "demo.toml"),
+                             "--out", str(tmp_path / "out")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    journal = tmp_path / "out" / "journal.jsonl"
+    while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 2):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err.decode()
+    deadline = time.monotonic() + 5
+    while arena_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not arena_processes()
