@@ -264,7 +264,8 @@ class Referee:
                                      game=self.game_id, seq=seq)
                 continue
             if msg.game != self.game_id or msg.seq != seq:
-                self._stale(st, f"a {msg.type if hasattr(msg, 'type') else 'reply'} for seq {msg.seq} of game {msg.game} "
+                kind = "draw" if isinstance(msg, Draw) else "play"
+                self._stale(st, f"a {kind} reply for seq {msg.seq} of game {msg.game} "
                                 f"while seq {seq} of game {self.game_id} is asked")
                 continue
             want = Draw if decision == "draw" else PlayMessage
