@@ -63,7 +63,7 @@ target = 60
 
 [time]
 start_ms = 10000
-decision_ms = 150
+decision_ms = 400
 grace_ms = 50
 
 [failures]
