@@ -22,23 +22,21 @@ class TimedBot(PolicyBot):
         self.compute = 0.0
         self.count = 0
 
-    def draw(self, observation):  # type: ignore[no-untyped-def]
+    def _timed(self, decide, observation):  # type: ignore[no-untyped-def]
         obs = self._obs(observation)
         t = time.perf_counter()
-        out = self.policy.draw(obs)  # type: ignore[union-attr]
+        out = decide(obs)
         self.compute += time.perf_counter() - t
         self.count += 1
         return out
 
+    def draw(self, observation):  # type: ignore[no-untyped-def]
+        return self._timed(self.policy.draw, observation)  # type: ignore[union-attr]
+
     def play(self, observation):  # type: ignore[no-untyped-def]
         from arena.rules.actions import play_to_data
 
-        obs = self._obs(observation)
-        t = time.perf_counter()
-        out = self.policy.play(obs)  # type: ignore[union-attr]
-        self.compute += time.perf_counter() - t
-        self.count += 1
-        return play_to_data(out)
+        return play_to_data(self._timed(self.policy.play, observation))  # type: ignore[union-attr]
 
 
 def _report(bot: TimedBot) -> None:

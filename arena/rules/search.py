@@ -29,6 +29,19 @@ def _wild_allowance(naturals: int, rules: RuleSet) -> int:
     return cap
 
 
+def _shaped(cards: tuple[Card, ...], rules: RuleSet) -> tuple[tuple[Card, ...], TableMeld] | None:
+    """Cards with their meld shape, or None if they form no valid meld.
+
+    Natural sets and runs are valid by construction; only those with wilds are checked.
+    """
+    if not any(is_wild_card(c, rules) for c in cards):
+        return cards, natural_shape(cards)
+    try:
+        return cards, form_meld(list(cards), rules)
+    except MeldError:
+        return None
+
+
 def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
     """Sets and runs (each as long as it goes) that can be made from ``hand``."""
     return [cards for cards, _shape in candidate_shapes(hand, rules)]
@@ -138,17 +151,7 @@ def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card,
                     seq.insert(0, wilds[used])
             if len(seq) >= 3:
                 out.append(tuple(seq))
-    valid = []
-    for cards in out:
-        if any(is_wild_card(c, rules) for c in cards):
-            # natural sets and runs are valid by construction; check those with wilds
-            try:
-                valid.append((cards, form_meld(list(cards), rules)))
-            except MeldError:
-                continue
-        else:
-            valid.append((cards, natural_shape(cards)))
-    return valid
+    return [m for cards in out if (m := _shaped(cards, rules)) is not None]
 
 
 def _remove_all(hand: list[Card], cards: tuple[Card, ...]) -> list[Card] | None:
@@ -233,13 +236,8 @@ def _sub_melds(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...],
             if piece in seen:
                 continue
             seen.add(piece)
-            if any(is_wild_card(c, rules) for c in piece):
-                try:
-                    out.append((piece, form_meld(list(piece), rules)))
-                except MeldError:
-                    continue
-            else:
-                out.append((piece, natural_shape(piece)))
+            if (m := _shaped(piece, rules)) is not None:
+                out.append(m)
     return out
 
 
