@@ -33,10 +33,11 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import psutil
 
+from arena.channel import Channel
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, Limits
 
 LOG_CAP_BYTES = 1 << 20  # per bot log file
@@ -146,49 +147,69 @@ def _preexec(limits: Limits) -> Any:
     return setup
 
 
+def _stat_times(pid: int) -> float:
+    """CPU seconds of a process and of its children it has reaped (utime+stime+cutime+cstime)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+TREE_REFRESH_S = 0.2  # how often a bot's process tree is listed again for its CPU time
+
+
 class BotProcess:
-    """One launched bot: its process group, capped log, exit status."""
+    """One launched bot compartment: the bot (behind its gate, unless it speaks stdio), its sandbox,
+    its pipes to the referee (``channel``), its capped log, and everything it starts."""
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
-                 cwd: Path | None = None, pipe_stdio: bool = False) -> None:
+                 cwd: Path | None, infra_depth: int) -> None:
         install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.log_path = log_path
         self.started = time.monotonic()
+        self.infra_depth = infra_depth  # tree levels that are ours (bwrap, the gate), not the bot's
+        self.violation: str | None = None  # set by the watcher when it killed the bot over a limit
+        self.exit_note: str | None = None  # the bot's exit status as its gate reported it
+        self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log_path, "ab")
         self._log_written = 0
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE if pipe_stdio else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if pipe_stdio else subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_preexec(spec.limits),
-            close_fds=True,
-        )
+        to_bot_r, to_bot_w = os.pipe()
+        from_bot_r, from_bot_w = os.pipe()
+        log_r, log_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=to_bot_r, stdout=from_bot_w, stderr=log_w,
+                start_new_session=True, preexec_fn=_preexec(spec.limits), close_fds=True,
+            )
+        except BaseException:
+            for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w):
+                os.close(fd)
+            self._log.close()
+            raise
+        for fd in (to_bot_r, from_bot_w, log_w):
+            os.close(fd)
         self.pid = self.proc.pid
+        self.channel = Channel(from_bot_r, to_bot_w)
+        self._tree: list[int] = [self.pid]
+        self._tree_at = 0.0
         with _lock:
             _live[self.pid] = self
-        self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
-        if not pipe_stdio:
-            self._drain(self.proc.stdout)  # type: ignore[arg-type]
-        else:
-            self._drain(self.proc.stderr)  # type: ignore[arg-type]
+        self._log_thread = threading.Thread(target=self._copy, args=(log_r,), daemon=True,
+                                            name=f"log-{self.spec.name}")
+        self._log_thread.start()
+        if spec.limits.memory_mb or spec.limits.cpu_seconds or spec.limits.processes:
+            WATCHER.watch(self)
 
     # -- output ------------------------------------------------------------------
-    def _drain(self, stream: IO[bytes]) -> None:
-        t = threading.Thread(target=self._copy, args=(stream,), daemon=True, name=f"log-{self.spec.name}")
-        t.start()
-        self._threads.append(t)
-
-    def _copy(self, stream: IO[bytes]) -> None:
+    def _copy(self, fd: int) -> None:
         """Copy the bot's output to the log until EOF or ``kill`` (a grandchild may hold the pipe open)."""
-        fd = stream.fileno()
         try:
             while not self._stopping.is_set():
                 ready, _, _ = select.select([fd], [], [], 0.2)
@@ -201,10 +222,7 @@ class BotProcess:
         except (OSError, ValueError):
             pass
         finally:
-            try:
-                stream.close()
-            except OSError:
-                pass
+            os.close(fd)
 
     def write_log(self, data: bytes) -> None:
         room = LOG_CAP_BYTES - self._log_written
@@ -224,15 +242,43 @@ class BotProcess:
         return self.proc.poll() is None
 
     def exit_description(self) -> str:
+        if self.exit_note is not None:
+            return self.exit_note
         code = self.proc.poll()
         if code is None:
             return "still running"
-        if code < 0:
+        if code < 0 or code > 128:
+            sig = -code if code < 0 else code - 128
             try:
-                return f"killed by {signal.Signals(-code).name}"
+                return f"killed by {signal.Signals(sig).name}"
             except ValueError:
-                return f"killed by signal {-code}"
+                return f"killed by signal {sig}"
         return f"exited with code {code}"
+
+    def exit_code(self) -> int | None:
+        """The bot's exit code (negative: the signal that killed it), or None while it runs."""
+        if self.bot_code is not None:
+            return self.bot_code
+        code = self.proc.poll()
+        return 128 - code if code is not None and code > 128 else code
+
+    def note_exit(self, arg: str) -> None:
+        """The gate's ``exit`` notice: the bot's own exit status (the gate's may differ)."""
+        word, _, rest = arg.partition(" ")
+        try:
+            code = int(word)
+        except ValueError:
+            return
+        self.bot_code = code
+        if rest:
+            self.exit_note = rest
+        elif code < 0:
+            try:
+                self.exit_note = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                self.exit_note = f"killed by signal {-code}"
+        else:
+            self.exit_note = f"exited with code {code}"
 
     def tree(self) -> list[psutil.Process]:
         try:
@@ -241,32 +287,57 @@ class BotProcess:
         except (psutil.Error, OSError):
             return []
 
-    def over_limits(self) -> str | None:
-        """A sentence naming the limit the bot's process tree is over, or None."""
-        lim = self.spec.limits
-        if not (lim.memory_mb or lim.cpu_seconds or lim.processes):
-            return None
-        procs = self.tree()
-        if lim.processes and len(procs) > lim.processes:
-            return f"runs {len(procs)} processes, over its limit of {lim.processes} (limits.processes)"
-        rss = cpu = 0.0
-        for p in procs:
+    def bot_processes(self, children: dict[int, list[int]]) -> list[int]:
+        """The pids of the bot's own processes (the tree below the sandbox and the gate)."""
+        level, depth, found = [self.pid], 0, []
+        while level:
+            if depth >= self.infra_depth:
+                found += level
+            level = [c for p in level for c in children.get(p, ())]
+            depth += 1
+        return found
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by the live processes of the compartment (nanosecond clocks, cheap)."""
+        now = time.monotonic()
+        if now - self._tree_at > TREE_REFRESH_S:
+            self._tree = [p.pid for p in self.tree()] or [self.pid]
+            self._tree_at = now
+        total = 0.0
+        for pid in self._tree:
             try:
-                rss += p.memory_info().rss
-                t = p.cpu_times()
-                cpu += t.user + t.system
-            except (psutil.Error, OSError):
+                total += time.clock_gettime(((~pid) << 3) | 2)  # the process's CPU clock (CPUCLOCK_SCHED)
+            except OSError:
                 continue
-        if lim.memory_mb and rss > lim.memory_mb * 1024 * 1024:
-            return f"uses {rss / 2**20:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB (limits.memory_mb)"
-        if lim.cpu_seconds and cpu > lim.cpu_seconds:
-            return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
+        return total
+
+    def over_limits(self, children: dict[int, list[int]]) -> str | None:
+        """A sentence naming the limit the bot's processes are over, or None."""
+        lim = self.spec.limits
+        pids = self.bot_processes(children)
+        if lim.processes and len(pids) > lim.processes:
+            return f"runs {len(pids)} processes, over its limit of {lim.processes} (limits.processes)"
+        if lim.memory_mb:
+            rss = 0
+            for pid in pids:
+                try:
+                    rss += psutil.Process(pid).memory_info().rss
+                except (psutil.Error, OSError):
+                    continue
+            if rss > lim.memory_mb * 1024 * 1024:
+                return f"uses {rss / 2**20:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB (limits.memory_mb)"
+        if lim.cpu_seconds:
+            cpu = sum(_stat_times(pid) for pid in pids)
+            if cpu > lim.cpu_seconds:
+                return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
         return None
 
     def died_of_limits(self) -> bool:
-        """Whether the exit looks like a resource limit (SIGXCPU, or out of memory in the log)."""
+        """Whether the bot ended over a resource limit (the watcher's kill, SIGXCPU, or out of memory)."""
+        if self.violation is not None:
+            return True
         code = self.proc.poll()
-        if code == -signal.SIGXCPU:
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (self.exit_note or "").endswith("SIGXCPU"):
             return True
         if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds):
             return False
@@ -276,26 +347,18 @@ class BotProcess:
             return False
         return any(s in tail for s in (b"MemoryError", b"Cannot allocate memory", b"bad_alloc", b"out of memory"))
 
-    def tcp_ports(self) -> set[int]:
-        """Remote ports of the TCP connections held by the bot or its descendants."""
-        ports: set[int] = set()
-        try:
-            root = psutil.Process(self.pid)
-            for p in [root, *root.children(recursive=True)]:
-                for c in p.net_connections(kind="tcp"):
-                    if c.raddr:
-                        ports.add(c.raddr.port)
-        except (psutil.Error, OSError):
-            pass
-        return ports
-
     # -- ending ------------------------------------------------------------------------
     def kill(self) -> None:
-        """SIGKILL the process group and every descendant (also those that left the group)."""
+        """SIGKILL the compartment and every descendant (also those that left its process group)."""
+        WATCHER.forget(self)
         descendants = self.tree()[1:]
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+        except OSError:
             pass
         for d in descendants:
             try:
@@ -308,18 +371,14 @@ class BotProcess:
             pass
         for d in descendants:  # those reparented to us (a subreaper) must be reaped here
             try:
-                os.waitpid(d.pid, 0)
+                os.waitpid(d.pid, os.WNOHANG)
             except (ChildProcessError, OSError):
                 pass
-        sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree
+        sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree (no sandbox)
         self._stopping.set()
-        for t in self._threads:
-            t.join(timeout=1)
-        if self.proc.stdin is not None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+        if self._log_thread is not threading.current_thread():
+            self._log_thread.join(timeout=1)
+        self.channel.close()
         try:
             self._log.close()
         except OSError:
@@ -335,19 +394,118 @@ class BotProcess:
             return False
 
 
-def launch(spec: BotSpec, endpoint: str, token: str, log_path: Path, cwd: Path | None = None,
-           pipe_stdio: bool = False) -> BotProcess:
-    """Start a bot with ARENA_ENDPOINT / ARENA_TOKEN set and ``--endpoint E --token T`` appended
-    (stdio bots get neither: they talk over their stdin and stdout)."""
-    argv = command_line(spec.command)
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for p in psutil.process_iter(["ppid"]):
+        ppid = p.info["ppid"]
+        if ppid:
+            children.setdefault(ppid, []).append(p.pid)
+    return children
+
+
+class Watcher:
+    """A thread that measures every bot with limits, all the time (not only while it decides),
+    and kills a bot over a limit at once; the referee reads ``violation`` at its next step."""
+
+    def __init__(self, interval_s: float = 0.1) -> None:
+        self.interval_s = interval_s
+        self._procs: dict[int, BotProcess] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, proc: BotProcess) -> None:
+        with self._lock:
+            self._procs[proc.pid] = proc
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True, name="limits")
+                self._thread.start()
+
+    def forget(self, proc: BotProcess) -> None:
+        with self._lock:
+            self._procs.pop(proc.pid, None)
+
+    def check_now(self) -> None:
+        with self._lock:
+            procs = list(self._procs.values())
+        if not procs:
+            return
+        children = _children_map()
+        for proc in procs:
+            if proc.violation is not None or not proc.alive():
+                continue
+            reason = proc.over_limits(children)
+            if reason:
+                proc.violation = reason
+                _kill_tree(proc.pid, children)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.interval_s)
+            with self._lock:
+                if not self._procs:
+                    self._thread = None
+                    return
+            try:
+                self.check_now()
+            except Exception:  # noqa: BLE001 - the watcher must outlive any oddity of /proc
+                continue
+
+
+def _kill_tree(pid: int, children: dict[int, list[int]]) -> None:
+    """SIGKILL a process and everything below it now (reaping is left to ``BotProcess.kill``)."""
+    level = [pid]
+    while level:
+        for p in level:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        level = [c for p in level for c in children.get(p, ())]
+
+
+WATCHER = Watcher()
+GATE = str(Path(__file__).with_name("gate.py"))
+SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
+
+
+def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *, sandbox: bool = True,
+           hide: tuple[Path, ...] = (), private_dir: Path | None = None, listen: str | None = None) -> BotProcess:
+    """Start a bot in its compartment: its sandbox (unless ``sandbox`` is False), its gate (unless it
+    speaks stdio), the token in ``ARENA_TOKEN`` (never on a command line), ``--endpoint E`` appended.
+
+    A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect.
+    ``private_dir`` holds the gate's socket when there is no sandbox to hold it.
+    """
     env = dict(os.environ)
     env.update(spec.env)
     env[MARKER] = SESSION
     root = _project_root()
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
-    if not pipe_stdio:
-        env["ARENA_ENDPOINT"] = endpoint
+    env.pop("ARENA_ENDPOINT", None)
+    if listen is not None:
         env["ARENA_TOKEN"] = token
-        argv = argv + ["--endpoint", endpoint, "--token", token]
-    return BotProcess(spec, argv, env, log_path, cwd=cwd, pipe_stdio=pipe_stdio)
+        env["ARENA_GATE_BIND"] = listen
+        return BotProcess(spec, [sys.executable, GATE], env, log_path, None, infra_depth=1)
+    argv = command_line(spec.command)
+    if not argv:
+        raise ValueError("the bot command is empty")
+    depth = 0
+    if spec.transport != "stdio":
+        env["ARENA_TOKEN"] = token
+        if spec.transport == "tcp":
+            env["ARENA_GATE_BIND"] = "tcp://127.0.0.1:0"
+        elif sandbox:
+            env["ARENA_GATE_BIND"] = SANDBOX_ENDPOINT
+        else:
+            assert private_dir is not None, "a gate without a sandbox needs a private folder for its socket"
+            env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
+        argv = [sys.executable, GATE, *argv]
+        depth = 1
+    if sandbox:
+        from arena import sandbox as sb
+
+        pid1 = spec.transport != "stdio"  # the gate is PID 1 of the sandbox: orphans become its children
+        argv = sb.wrap(argv, Path(cwd or os.getcwd()), hide, as_pid_1=pid1)
+        depth = 2  # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot)
+    return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth)

@@ -50,16 +50,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
-import psutil
 import typer
 
-from arena.bots import LOG_CAP_BYTES, launch
+from arena.bots import LOG_CAP_BYTES
+from arena.channel import Closed, Line
 from arena.host import BotHost, Peer, _safe
 from arena.referee import GameResult, Referee, SeatState
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.settings import split_transport
-from arena.settings import BUNDLED_BOTS, BotSpec, FailurePolicy, TimeControl
+from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
 from protocol.messages import PROTOCOL_VERSION, Hello, MessageError, decode_from_bot, encode
 
 __all__ = ["Check", "Report", "check_bot", "check_bot_command", "CheckError"]
@@ -191,7 +191,7 @@ def _first(items: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 class _Checker:
     def __init__(self, command: str, variants: list[str], transport: str, seed: int, decision_ms: int,
-                 start_ms: int, out: Callable[[str], None], log_dir: Path) -> None:
+                 start_ms: int, out: Callable[[str], None], log_dir: Path, sandbox: bool = True) -> None:
         self.spec = BotSpec(name=BOT_NAME, command=command, transport=transport)
         self.variants = variants
         self.transport = transport
@@ -200,7 +200,7 @@ class _Checker:
         self.out = out
         self.log_dir = log_dir
         self.report = Report(command, transport, variants)
-        self.bridges: list[Any] = []
+        self.sandbox = sandbox
         self.games_played = 0
         self.games_with_answers = 0
         self.crashes: list[tuple[int, str]] = []  # (game number, how the bot left the session)
@@ -224,7 +224,7 @@ class _Checker:
 
     # -- the whole run ----------------------------------------------------------------------
     def run(self) -> Report:
-        host = BotHost(self.time, self.log_dir / "session")
+        host = BotHost(self.time, self.log_dir / "session", sandbox=self.sandbox)
         said_hello = False
         try:
             bot = host.add(self.spec)
@@ -252,7 +252,6 @@ class _Checker:
         t0 = time.monotonic()
         ok = host.start(bot)
         elapsed = time.monotonic() - t0
-        self._note_bridge(bot)
         if ok:
             assert bot.hello is not None
             h = bot.hello
@@ -280,10 +279,6 @@ class _Checker:
         self.emit("handshake", False, f"{reason} -- fix: {fix}{self.log_hint(bot)}")
         return False
 
-    def _note_bridge(self, peer: Peer) -> None:
-        if peer.bridge is not None and peer.bridge not in self.bridges:
-            self.bridges.append(peer.bridge)
-
     # -- games --------------------------------------------------------------------------------
     def _opponents(self, host: BotHost, opponents: list[Peer], n: int) -> list[Peer]:
         while len(opponents) < n:
@@ -302,9 +297,7 @@ class _Checker:
     def _ensure_bot(self, host: BotHost, bot: Peer) -> bool:
         if bot.ready and bot.alive():
             return True
-        ok = host.start(bot)
-        self._note_bridge(bot)
-        return ok
+        return host.start(bot)
 
     def _play(self, host: BotHost, bot: Peer, opponents: list[Peer], variant: str, n: int, seat: int, seed: int,
               policy: FailurePolicy, reject_first_play: bool = False) -> tuple[_CheckReferee, GameResult, list[dict[str, Any]]]:
@@ -454,13 +447,14 @@ class _Checker:
             return
         host.send(bot, encode({"v": PROTOCOL_VERSION, "type": "shutdown", "reason": "the compliance check is done"}))
         t0 = time.monotonic()
-        exited = proc.wait_exit(SHUTDOWN_S)
+        host.wait_gone(bot, t0 + SHUTDOWN_S)
+        exited = not proc.alive()
         elapsed = time.monotonic() - t0
         if not exited:
             self.emit(name, False, f"still running {SHUTDOWN_S:.0f} s after shutdown -- fix: on shutdown close the "
                                    "socket and exit with code 0; a bot that lingers is killed (SPEC 3.2)")
             return
-        code = proc.proc.returncode
+        code = proc.exit_code()
         if code != 0:
             self.emit(name, False, f"{proc.exit_description()} after shutdown -- fix: exit with code 0 on "
                                    f"shutdown (SPEC 3.2){self.log_hint(bot)}")
@@ -480,10 +474,8 @@ class _Checker:
                                    f"and to stderr (SPEC 1) (log: {log})")
             return
         if self.transport == "stdio":
-            lines = sum(b.lines for b in self.bridges)
-            bad = sum(b.bad_lines for b in self.bridges)
+            lines, bad, sample = bot.lines, bot.bad_lines, bot.bad_sample or b""
             if bad:
-                sample = next(b.bad_sample for b in self.bridges if b.bad_sample is not None)
                 self.emit(name, False, f"{bad} of {lines} lines on stdout were not JSON messages (first: "
                                        f"{sample.decode('utf-8', 'replace')!r}) -- fix: on the stdio transport stdout "
                                        "carries protocol messages only, one JSON object per line; write logs to "
@@ -497,18 +489,12 @@ class _Checker:
     # -- a refused handshake ------------------------------------------------------------------
     def check_version_refusal(self) -> None:
         name = "version-refusal"
-        host = BotHost(self.time, self.log_dir / "version")
+        host = BotHost(self.time, self.log_dir / "version", sandbox=self.sandbox)
         try:
             peer = host.add(self.spec)
             log_path = host.log_dir / f"{_safe(peer.spec.name)}.log"
             try:
-                if self.transport == "stdio":
-                    from arena.stdio_bridge import start_bridge
-
-                    peer.process = launch(peer.spec, host.endpoint, peer.token, log_path, pipe_stdio=True)
-                    peer.bridge = start_bridge(host.ctx, peer.process, host.endpoint, peer.token)
-                else:
-                    peer.process = launch(peer.spec, host.endpoint, peer.token, log_path)
+                host.launch(peer)
             except (OSError, ValueError) as e:
                 self.emit(name, False, f"could not start the bot again: {e} -- fix: see the handshake check")
                 return
@@ -522,18 +508,20 @@ class _Checker:
             host.send(peer, encode({"v": PROTOCOL_VERSION, "type": "error", "game": None, "seq": None,
                                     "kind": "version", "reason": reason, "retry": False, "supported_versions": [99]}))
             proc = peer.process
+            assert proc is not None
             t0 = time.monotonic()
-            cpu0 = _cpu_seconds(proc.pid)
-            exited = proc.wait_exit(VERSION_EXIT_S)
+            cpu0 = proc.cpu_seconds()
+            host.wait_gone(peer, t0 + VERSION_EXIT_S)
+            exited = not proc.alive()
             elapsed = time.monotonic() - t0
             if not exited:
-                cpu = (_cpu_seconds(proc.pid) - cpu0) / VERSION_EXIT_S
+                cpu = (proc.cpu_seconds() - cpu0) / VERSION_EXIT_S
                 busy = f", using {cpu:.0%} of a CPU (spinning)" if cpu > 0.5 else " (waiting)"
                 self.emit(name, False, f"still running {VERSION_EXIT_S:.0f} s after an error of kind version{busy} "
                                        "-- fix: when an error of kind version or token arrives before welcome, the "
                                        "referee will not talk to you again: exit with a non-zero code (SPEC 2)")
                 return
-            code = proc.proc.returncode
+            code = proc.exit_code()
             if code == 0:
                 self.emit(name, True, f"exited in {elapsed:.2f} s after an error of kind version (with code 0; the "
                                       "spec asks for a non-zero code, so that scripts see the refusal)")
@@ -545,12 +533,10 @@ class _Checker:
     def _wait_hello(self, host: BotHost, peer: Peer) -> Hello | None:
         deadline = time.monotonic() + self.time.start_ms / 1000
         while (left := deadline - time.monotonic()) > 0:
-            item = host.recv(min(left, 0.05))
-            if item is None:
-                if not peer.alive():
-                    return None
-                continue
-            if item.peer is not peer:
+            item = host.recv(peer, min(left, 0.05))
+            if isinstance(item, Closed):
+                return None
+            if not isinstance(item, Line):
                 continue
             try:
                 msg = decode_from_bot(item.data)
@@ -560,21 +546,9 @@ class _Checker:
         return None
 
 
-def _cpu_seconds(pid: int) -> float:
-    try:
-        p = psutil.Process(pid)
-        total = 0.0
-        for q in [p, *p.children(recursive=True)]:
-            t = q.cpu_times()
-            total += t.user + t.system
-        return total
-    except (psutil.Error, OSError):
-        return 0.0
-
-
 def check_bot(command: str, variants: list[str] | None = None, transport: str = "zmq", seed: int = 1,
               decision_ms: int = 2000, out: Callable[[str], None] = print, *, start_ms: int = 10000,
-              log_dir: Path | None = None) -> Report:
+              log_dir: Path | None = None, sandbox: bool = True) -> Report:
     """Run the compliance checks against one bot and print one line per check, then a summary.
 
     ``command`` is a bundled sample bot's name or a command line.  ``variants``
@@ -590,8 +564,8 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
             resolve(v)
         except RulesError as e:  # pragma: no cover - presets always resolve
             raise CheckError(str(e)) from None
-    if transport not in ("zmq", "stdio"):
-        raise CheckError(f"unknown transport {transport!r}; expected zmq or stdio")
+    if transport not in TRANSPORTS:
+        raise CheckError(f"unknown transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
     if not command.strip():
         raise CheckError("no bot command given")
     if command.startswith("remote:"):
@@ -600,7 +574,7 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
         raise CheckError("the clocks must be at least 1 ms")
     keep = log_dir is not None
     folder = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-check-"))
-    checker = _Checker(command, chosen, transport, seed, decision_ms, start_ms, out, folder)
+    checker = _Checker(command, chosen, transport, seed, decision_ms, start_ms, out, folder, sandbox)
     shown = command if command not in BUNDLED_BOTS else f"{command} (sample bot)"
     out(f"checking {shown} over the {transport} transport: presets {', '.join(chosen)}; seed {seed}; "
         f"{decision_ms} ms per decision")

@@ -23,17 +23,19 @@ from typing import Any, Callable
 
 import msgspec
 
-from arena.host import BotHost, Incoming, Peer
+from arena.channel import Closed, Notice, Oversized
+from arena.host import BotHost, Peer
 from arena.rules.actions import STOCK, IllegalAction, Play, play_from_data
 from arena.rules.game import Game, Phase, public_events
 from arena.rules.options import RuleSet
 from arena.rules.record import header_of
 from arena.settings import FailurePolicy, TimeControl
-from protocol.messages import PROTOCOL_VERSION, Draw, Hello, MessageError, decode_from_bot, encode
+from protocol.messages import MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Draw, Hello, MessageError, decode_from_bot, encode
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
-LIMITS_CHECK_S = 0.25  # how often bots with resource limits are measured
+CPU_POLL_S = 0.005  # how often the CPU clock of a deciding bot is read while it thinks
+WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time
 OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its next request
 
 
@@ -49,6 +51,7 @@ class SeatState:
     latencies: list[float] = field(default_factory=list)
     answered_ms: float | None = None  # latency of the decision being applied, if the bot answered it
     outbox: list[bytes] = field(default_factory=list)  # encoded events not sent yet (see Referee._flush)
+    timed_out: set[int] = field(default_factory=set)  # seqs that timed out: their late replies are not charged again
 
 
 @dataclass
@@ -88,9 +91,6 @@ class Referee:
         self.record: list[dict[str, Any]] = []
         self.failure_log: list[dict[str, Any]] = []
         self.decisions = 0
-        limits = [p.spec.limits for p in peers]
-        self.watch_limits = any(lim.memory_mb or lim.cpu_seconds or lim.processes for lim in limits)
-        self._next_limits_check = 0.0
 
     # -- the game loop ---------------------------------------------------------------
     def run(self) -> GameResult:
@@ -118,6 +118,7 @@ class Referee:
                 play = self._decide_play(st)
                 if play is not None:
                     self._absorb(g.play(play), st.answered_ms)
+            self._check_gone()
         result = {"type": "game_over", "game": self.game_id, "placings": g.placings(), "totals": g.totals,
                   "reason": g.end_reason}
         for st in self.seats:
@@ -222,7 +223,8 @@ class Referee:
         st.bank_left += self.time.increment_ms
 
     def _ask(self, st: SeatState, decision: str) -> tuple[Draw | PlayMessage, float] | str:
-        """Send a request and wait for its reply; a failure returns the policy's outcome."""
+        """Send a request and wait for its reply; a failure returns the policy's outcome.
+        Only this bot's pipe is read meanwhile."""
         peer = st.peer
         seq = peer.next_seq()
         obs = self.game.observation(st.seat).to_data()
@@ -230,33 +232,46 @@ class Referee:
                 "observation": obs, "clock": {"decision_ms": self.time.decision_ms, "bank_ms_left": st.bank_left}}
         data = encode(body)
         self._flush(st)
+        proc = peer.process
+        cpu_clock = self.time.clock == "cpu" and proc is not None and not peer.spec.remote
+        cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():
                 return self._died(st, decision)
             return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
-        limit_s = (self.time.decision_ms + st.bank_left + self.time.grace_ms) / 1000
-        deadline = t0 + limit_s
+        limit_ms = self.time.decision_ms + st.bank_left + self.time.grace_ms
+        wall_ms = (self.time.wall_ms or WALL_CEILING_FACTOR * limit_ms) if cpu_clock else limit_ms
+        deadline = t0 + wall_ms / 1000
+        used_ms = 0.0
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            item = self.host.recv(min(left, 0.1))
-            if self.watch_limits and (over := self._watch_limits()) is not None:
-                return over
+            item = self.host.recv(peer, min(left, CPU_POLL_S) if cpu_clock else left)
+            if cpu_clock and proc is not None:
+                used_ms = (proc.cpu_seconds() - cpu0) * 1000
+                if used_ms > limit_ms:
+                    break
             if item is None:
-                if not peer.alive():
-                    return self._died(st, decision)
                 continue
-            if item.peer is not peer:
-                self._stray(item)
+            if isinstance(item, Closed):
+                return self._died(st, decision)
+            if isinstance(item, Oversized):
+                return self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
+                                                   f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq)
+            if isinstance(item, Notice):
+                outcome = self._notice(st, item, seq)
+                if outcome is not None:
+                    return outcome
                 continue
-            latency_ms = (item.at - t0) * 1000
+            latency_ms = (time.monotonic() - t0) * 1000
             try:
                 msg = decode_from_bot(item.data)
             except MessageError as e:
                 if e.shape and e.seq is not None and (e.seq != seq or e.game != self.game_id):
-                    self._stale(st, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, and of the wrong shape")
+                    self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
+                                           "and of the wrong shape")
                     continue
                 return self._fail(st, e.kind, e.reason, seq=seq)
             if isinstance(msg, Hello):
@@ -265,63 +280,74 @@ class Referee:
                 continue
             if msg.game != self.game_id or msg.seq != seq:
                 kind = "draw" if isinstance(msg, Draw) else "play"
-                self._stale(st, f"a {kind} reply for seq {msg.seq} of game {msg.game} "
-                                f"while seq {seq} of game {self.game_id} is asked")
+                self._stale(st, msg.seq if msg.game == self.game_id else None,
+                            f"a {kind} reply for seq {msg.seq} of game {msg.game} "
+                            f"while seq {seq} of game {self.game_id} is asked")
                 continue
             want = Draw if decision == "draw" else PlayMessage
             if not isinstance(msg, want):
                 return self._fail(st, "malformed", f"asked for a {decision} decision, got a "
                                                    f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq)
-            if latency_ms > limit_s * 1000:
-                break  # arrived, but after the deadline (it waited in the queue)
-            return msg, latency_ms
+            charged = used_ms if cpu_clock else latency_ms
+            if charged > limit_ms:
+                break  # arrived, but over the limit
+            return msg, charged
         if not peer.alive():
             return self._died(st, decision)
-        return self._fail(st, "timeout", f"no {decision} reply within {self.time.decision_ms} ms "
-                                         f"(+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)", seq=seq)
+        st.timed_out.add(seq)
+        budget = f"{self.time.decision_ms} ms (+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)"
+        if cpu_clock and used_ms > limit_ms:
+            reason = f"no {decision} reply within {budget} of CPU time ({used_ms:.0f} ms used)"
+        elif cpu_clock:
+            reason = f"no {decision} reply within the wall-clock ceiling of {wall_ms} ms"
+        else:
+            reason = f"no {decision} reply within {budget}"
+        return self._fail(st, "timeout", reason, seq=seq)
+
+    def _notice(self, st: SeatState, notice: Notice, seq: int) -> str | None:
+        """What the bot's gate reports about its socket: a failure outcome, or None (nothing to charge)."""
+        if notice.word == "multipart":
+            return self._fail(st, "malformed", f"a multipart message ({notice.arg} frames): send every message "
+                                               "as one frame", seq=seq)
+        if notice.word == "oversized":
+            return self._fail(st, "oversized", f"a message of {notice.arg} bytes, over the {MAX_MESSAGE_BYTES}-byte "
+                                               "limit", seq=seq)
+        if notice.word == "dropped":
+            self._stale(st, None, f"{notice.arg} messages were dropped unread: sent while no request was open")
+        return None
 
     @staticmethod
     def _exit(peer: Peer) -> str:
         return peer.process.exit_description() if peer.process is not None else "disconnected"
 
-    def _died(self, st: SeatState, decision: str) -> str:
-        """Record a bot process that ended: a resource limit, or a crash."""
+    def _died(self, st: SeatState, decision: str | None) -> str:
+        """Record a bot whose compartment ended: over a resource limit, or a crash."""
         proc = st.peer.process
+        if proc is not None:
+            proc.wait_exit(1.0)
+        while_ = f" while deciding {decision}" if decision else " between its turns"
+        if proc is not None and proc.violation is not None:
+            return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
         kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
-        return self._fail(st, kind, f"the bot {self._exit(st.peer)} while deciding {decision}")
+        return self._fail(st, kind, f"the bot {self._exit(st.peer)}{while_}")
 
-    def _watch_limits(self) -> str | None:
-        """Kill bots over their resource limits; returns the asked seat's outcome if it was one of them."""
-        now = time.monotonic()
-        if now < self._next_limits_check:
-            return None
-        self._next_limits_check = now + LIMITS_CHECK_S
-        outcome = None
+    def _check_gone(self) -> None:
+        """Between two decisions: bots that ended (or were killed over a limit) while not on turn
+        are charged now, so a game never changes under a decision in flight."""
         for st in self.seats:
-            proc = st.peer.process
-            if st.referee_plays or proc is None or not proc.alive():
+            if self.game.over:
+                return
+            if st.referee_plays or not st.peer.ready or st.peer.process is None:
                 continue
-            reason = proc.over_limits()
-            if reason:
-                proc.kill()
-                got = self._fail(st, "resource", f"the bot {reason}")
-                if st.seat == self.game.current:
-                    outcome = got
-        return outcome
+            if st.peer.process.violation is not None or not st.peer.process.alive():
+                self._died(st, None)
 
     # -- failures ---------------------------------------------------------------------------
-    def _stray(self, item: Incoming) -> None:
-        """A frame from a bot that was not asked: out of turn (stale) or unknown token."""
-        if item.peer is None:
-            self.host.handle_stray(item)
+    def _stale(self, st: SeatState, seq: int | None, reason: str) -> None:
+        """Stale and out-of-turn replies are dropped and logged, never applied; a late reply to a
+        request already charged as a timeout is dropped without a second charge."""
+        if seq is not None and seq in st.timed_out:
             return
-        st = self.by_peer.get(id(item.peer))
-        if st is None or st.referee_plays:
-            return
-        self._stale(st, "a message out of turn (no request of this bot is open)")
-
-    def _stale(self, st: SeatState, reason: str) -> None:
-        """Stale and out-of-turn replies are dropped and logged, never applied."""
         st.failures["stale"] += 1
         if st.stale_recorded < MAX_RECORDED_STALE:
             st.stale_recorded += 1

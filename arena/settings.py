@@ -9,8 +9,11 @@ them (``arena.tournament.config``) and ``arena play`` builds them from flags.
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
-from collections.abc import Collection
+import shutil
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ FAILURE_KINDS: tuple[str, ...] = (
     "timeout", "crash", "disconnect", "illegal", "malformed", "oversized", "stale", "token", "resource",
 )
 POLICIES: tuple[str, ...] = ("retry", "default", "forfeit")
+CLOCKS: tuple[str, ...] = ("cpu", "wall")
+TRANSPORTS: tuple[str, ...] = ("zmq", "tcp", "stdio")
 
 
 STDIO_PREFIX = "stdio:"
@@ -39,6 +44,121 @@ def first_word(command: str) -> str:
     except ValueError:
         words = command.split()
     return words[0] if words else ""
+
+
+_INTERPRETER = re.compile(r"(python|pypy)[0-9.]*|node(js)?")
+_PY_NO_SCRIPT = ("c", "m")                 # python -c CODE / -m MODULE: no script file
+_PY_TAKES_ARG = ("-X", "-W", "--check-hash-based-pycs")
+_NODE_NO_SCRIPT = ("-e", "--eval", "-p", "--print", "-i", "--interactive", "-", "--test")
+_NODE_TAKES_ARG = ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+                   "--input-type", "--title", "--env-file")
+_NODE_SUFFIXES = ("", ".js", ".mjs", ".cjs")
+
+
+def command_problem(command: str, workdir: Path, env: Mapping[str, str] | None = None,
+                    bundled: Collection[str] = BUNDLED_BOTS) -> str | None:
+    """Why ``command`` cannot be started in ``workdir``, or None when it can.
+
+    A bundled bot's name is fine; otherwise the first word must be an executable
+    file: found on PATH (the bot's own PATH when its ``env`` sets one) when it
+    has no ``/``, else relative to ``workdir``.  For a known interpreter
+    (python, node) the script it is given must exist too.
+    """
+    if "\0" in command:
+        return "expected a command line without NUL characters"
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        return f"expected a command line; cannot split {command!r}: {e}"
+    if not words:
+        return "expected a non-empty command"
+    if words[0] in bundled:
+        return None
+    problem, program = _program_problem(words[0], workdir, env, bundled)
+    if problem:
+        return problem
+    return _script_problem(Path(program).name, words[1:], workdir)
+
+
+def _program_problem(first: str, workdir: Path, env: Mapping[str, str] | None,
+                     bundled: Collection[str]) -> tuple[str | None, str]:
+    """(why the program cannot run, or None; its resolved path)."""
+    if "/" not in first:
+        search = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
+        found = shutil.which(first, path=search)
+        if found:
+            return None, found
+        hint = f"; to run the file in {str(workdir)!r}, write './{first}'" if (workdir / first).is_file() else ""
+        return f"{first!r} not found: not on PATH and not a bundled bot ({', '.join(sorted(bundled))}){hint}", first
+    path = workdir / first
+    if not path.exists():
+        return f"{first!r} not found: not a file in {str(workdir)!r}", first
+    if path.is_dir():
+        return f"{str(path)!r} is a folder, not a program", first
+    if not os.access(path, os.X_OK):
+        return f"{str(path)!r} is not executable (chmod +x it, or start it with its interpreter)", first
+    return None, str(path)
+
+
+def _script_problem(program: str, args: list[str], workdir: Path) -> str | None:
+    """For python and node: why the script they are given is missing, or None."""
+    if not _INTERPRETER.fullmatch(program):
+        return None
+    node = program.startswith("node")
+    script = _node_script(args) if node else _python_script(args)
+    if script is None:
+        return None
+    base = workdir / script
+    if any(Path(str(base) + suffix).exists() for suffix in (_NODE_SUFFIXES if node else ("",))):
+        return None
+    return f"{program} would run {script!r}, which is not a file in {str(workdir)!r}"
+
+
+def _python_script(args: list[str]) -> str | None:
+    """The script argument of a python command line (None with -c, -m, or none given)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "-":
+            return None
+        if word == "--":
+            return args[i + 1] if i + 1 < len(args) else None
+        if not word.startswith("-"):
+            return word
+        if word in _PY_TAKES_ARG:
+            i += 1
+        elif not word.startswith(("--", "-X", "-W")) and any(c in word[1:] for c in _PY_NO_SCRIPT):
+            return None
+        i += 1
+    return None
+
+
+def _node_script(args: list[str]) -> str | None:
+    """The script argument of a node command line (None with -e, -p, or none given)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word in _NODE_NO_SCRIPT:
+            return None
+        if word == "--":
+            return args[i + 1] if i + 1 < len(args) else None
+        if not word.startswith("-"):
+            return word
+        if word in _NODE_TAKES_ARG:
+            i += 1
+        i += 1
+    return None
+
+
+def env_problem(key: object, value: object) -> str | None:
+    """Why ``key = value`` cannot be put in a bot's environment, or None."""
+    if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+        return f"expected a variable name without '=' or NUL characters, got {key!r}"
+    if not isinstance(value, str):
+        return None  # the caller reports the type
+    if "\0" in value:
+        return "expected a value without NUL characters"
+    return None
 
 
 @dataclass(frozen=True)
@@ -99,6 +219,8 @@ class TimeControl:
     bank_ms: int = 0
     increment_ms: int = 0
     grace_ms: int = 50
+    clock: str = "wall"  # wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes
+    wall_ms: int = 0  # cpu clock only: a decision also ends after this much wall time (0: 4x its limit)
 
 
 @dataclass(frozen=True)

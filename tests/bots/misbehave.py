@@ -77,7 +77,7 @@ def main() -> int:
     sock.connect(endpoint)
     if mode != "no_hello":
         sock.send(json.dumps({"v": 1, "type": "hello", "name": f"misbehave-{mode}"}).encode())
-    spy = open(os.environ["SPY_LOG"], "a") if mode == "spy" else None
+    spy = sys.stderr if mode == "spy" else None  # its log: a sandboxed bot can write nowhere else
     requests = plays = 0
     crash_at = random.Random(token).randint(1, 40)
     hog: list[bytearray] = []
@@ -85,7 +85,7 @@ def main() -> int:
     while True:
         data = sock.recv()
         if spy:
-            spy.write(data.decode() + "\n")
+            spy.write("SPY " + data.decode() + "\n")
             spy.flush()
         msg = json.loads(data)
         if msg["type"] == "shutdown":

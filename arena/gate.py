@@ -1,0 +1,227 @@
+"""The gate: the one ZeroMQ socket a bot talks to, in a process of its own beside the bot.
+
+The referee never holds a socket a bot can write to.  Each bot gets a gate
+process, started in the bot's own compartment (its sandbox, its limits), that
+binds a ROUTER for that bot alone, starts the bot, and relays between the
+bot's socket and two pipes to the referee: one JSON message per line.  Pipes
+are bounded by the kernel, so whatever a bot sends, the referee reads at its
+own pace and only what it asks for; anything libzmq must hold (a multipart
+message is assembled whole before it can be read) is held here, under this
+process's own memory cap, never in the referee.
+
+What reaches the referee (stdout, one line each):
+
+- a message from the bot, with any raw newline in it turned into a space
+  (outside JSON strings a newline is whitespace; inside one it is invalid
+  anyway);
+- a notice, which starts with a NUL byte and can never be a JSON message:
+  ``\\0bound ENDPOINT``, ``\\0multipart N`` (a message of N frames, dropped),
+  ``\\0oversized N`` (a frame of N bytes, dropped), ``\\0stranger`` (the first
+  message from a routing id that is not the bot's token), ``\\0dropped N`` (N
+  messages dropped because the referee was not reading), ``\\0exit CODE``.
+
+Lines from the referee (stdin) go to the bot's socket, never blocking: a bot
+that does not read loses messages, it cannot stall the gate.  The gate exits
+when the bot exits (after a last ``\\0exit``), and kills the bot when the
+referee closes its stdin.
+
+Only the standard library and pyzmq are imported, so the gate starts fast.
+Usage (the referee runs it; ARENA_TOKEN and ARENA_GATE_BIND in the environment)::
+
+    python gate.py [BOT ARGV...]      # no argv: a remote seat, the gate only listens
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+import time
+
+import zmq
+
+MAX_MESSAGE_BYTES = 1 << 20  # the protocol's limit; bigger frames are reported, not relayed
+FRAME_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # libzmq drops a connection that sends a bigger frame
+OUT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # unread lines held for the referee before dropping
+IN_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # unread referee lines held before reading stdin pauses
+MEMORY_CAP_BYTES = 512 << 20  # the gate's own data (RLIMIT_DATA): a multipart bomb ends here
+STRANGER_REPLIES_PER_S = 10
+RCVHWM = 8
+
+
+class Gate:
+    def __init__(self, bind: str, token: bytes) -> None:
+        self.token = token
+        self.ctx = zmq.Context(io_threads=1)
+        self.sock = self.ctx.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.sock.setsockopt(zmq.RCVHWM, RCVHWM)
+        self.sock.setsockopt(zmq.SNDHWM, 1000)
+        self.sock.setsockopt(zmq.MAXMSGSIZE, FRAME_CAP_BYTES)
+        self.sock.bind(bind)
+        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.out = bytearray()  # lines for the referee
+        self.inbuf = bytearray()  # bytes from the referee, not a whole line yet
+        self.dropped = 0
+        self.stranger_seen = False
+        self.stranger_budget = float(STRANGER_REPLIES_PER_S)
+        self.stranger_at = time.monotonic()
+        os.set_blocking(0, False)
+        os.set_blocking(1, False)
+
+    # -- to the referee -----------------------------------------------------------
+    def emit(self, line: bytes) -> None:
+        if len(self.out) + len(line) + 1 > OUT_CAP_BYTES:
+            self.dropped += 1
+            return
+        if self.dropped:
+            notice = b"\0dropped %d\n" % self.dropped
+            self.dropped = 0
+            self.out += notice
+        self.out += line + b"\n"
+
+    def flush(self) -> None:
+        while self.out:
+            try:
+                n = os.write(1, self.out)
+            except BlockingIOError:
+                return
+            del self.out[:n]
+
+    # -- from the bot ---------------------------------------------------------------
+    def from_bot(self) -> None:
+        """Read what is queued on the bot's socket (a bounded batch: stdin gets its turn too)."""
+        for _ in range(256):
+            try:
+                frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            ident = frames[0].bytes
+            if ident != self.token:
+                self.stranger(ident)
+                continue
+            if len(frames) != 2:
+                self.emit(b"\0multipart %d" % (len(frames) - 1))
+                continue
+            body = frames[1]
+            if len(body) > MAX_MESSAGE_BYTES:
+                self.emit(b"\0oversized %d" % len(body))
+                continue
+            data = body.bytes
+            if b"\n" in data or b"\r" in data:
+                data = data.replace(b"\n", b" ").replace(b"\r", b" ")
+            self.emit(data)
+
+    def stranger(self, ident: bytes) -> None:
+        if not self.stranger_seen:
+            self.stranger_seen = True
+            self.emit(b"\0stranger")
+        now = time.monotonic()
+        self.stranger_budget = min(STRANGER_REPLIES_PER_S, self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
+        self.stranger_at = now
+        if self.stranger_budget < 1:
+            return
+        self.stranger_budget -= 1
+        self.send(ident, b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
+                         b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}')
+
+    def send(self, ident: bytes, data: bytes) -> None:
+        try:
+            self.sock.send_multipart([ident, data], zmq.NOBLOCK, copy=len(data) < 65536)
+        except zmq.ZMQError:
+            pass  # not connected, or not reading: the message is lost, as over any socket
+
+    # -- from the referee ---------------------------------------------------------------
+    def from_referee(self) -> bool:
+        """Relay whole lines from stdin to the bot; False when the referee closed it."""
+        try:
+            chunk = os.read(0, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        self.inbuf += chunk
+        start = 0
+        while (nl := self.inbuf.find(b"\n", start)) >= 0:
+            self.send(self.token, bytes(self.inbuf[start:nl]))
+            start = nl + 1
+        del self.inbuf[:start]
+        if len(self.inbuf) > IN_CAP_BYTES:  # the referee never sends such a line
+            self.inbuf.clear()
+        return True
+
+
+def _reap(bot_pid: int) -> int | None:
+    """Reap every exited child (the gate may be PID 1 of the sandbox, and adopt orphans); the bot's code if it ended."""
+    code = None
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return code
+        if pid == 0:
+            return code
+        if pid == bot_pid:
+            code = os.waitstatus_to_exitcode(status)
+
+
+def _exit_code(code: int) -> int:
+    return 128 - code if code < 0 else code
+
+
+def main(argv: list[str]) -> int:
+    token = os.environ.get("ARENA_TOKEN", "").encode("ascii", "replace")
+    gate = Gate(os.environ.get("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token)
+    gate.emit(b"\0bound " + gate.endpoint.encode())
+    gate.flush()
+    bot_pid = 0
+    if argv:
+        os.environ["ARENA_ENDPOINT"] = gate.endpoint
+        try:
+            bot_pid = os.posix_spawnp(argv[0], argv + ["--endpoint", gate.endpoint], os.environ, file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, 2, 1)])
+        except OSError as e:
+            gate.emit(b"\0exit 127 could not start the bot: " + str(e).encode("utf-8", "replace"))
+            os.set_blocking(1, True)
+            gate.flush()
+            return 127
+    resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))  # the bot keeps its own
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    poller = zmq.Poller()
+    poller.register(gate.sock, zmq.POLLIN)
+    poller.register(0, zmq.POLLIN)
+    try:
+        while True:
+            if gate.out:
+                poller.register(1, zmq.POLLOUT)
+            events = dict(poller.poll(100))
+            if gate.out:
+                poller.unregister(1)
+            if gate.sock in events:
+                gate.from_bot()
+            if events.get(0):
+                if not gate.from_referee():
+                    return 0  # the referee is done with this bot
+            gate.flush()
+            code = _reap(bot_pid) if bot_pid else None
+            if code is not None:
+                bot_pid = 0
+                gate.from_bot()  # what it sent just before exiting
+                gate.emit(b"\0exit %d" % code)
+                os.set_blocking(1, True)
+                gate.flush()
+                return _exit_code(code)
+    finally:
+        if bot_pid:
+            try:
+                os.kill(bot_pid, signal.SIGKILL)
+            except OSError:
+                pass
+        gate.sock.close(0)
+        gate.ctx.term()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
