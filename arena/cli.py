@@ -1,8 +1,8 @@
-"""The ``arena`` command line (DESIGN 2).
+"""The ``arena`` command line.
 
 Each command is a thin layer over a module that does the work; errors are
-one sentence on stderr with a meaningful exit code (2 for bad input), never a
-traceback.
+one sentence on stderr with a meaningful exit code (2 for bad input or a run
+that had to stop, 1 for a failed check), never a traceback.
 """
 
 from __future__ import annotations
@@ -192,6 +192,91 @@ def _unique_names(specs: list["BotSpec"]) -> list["BotSpec"]:
     return out
 
 
+def _stdio_seats(stdio: Optional[list[int]], seats: int) -> set[int]:
+    """The seats named by ``--stdio``, each a seat of this game."""
+    for seat in stdio or []:
+        if not 0 <= seat < seats:
+            fail(f"--stdio {seat}: no such seat; seats are numbered 0 to {seats - 1}")
+    return set(stdio or [])
+
+
+def _check_bot(seat: int, arg: str, spec: "BotSpec") -> None:
+    """Fail unless the bot of ``seat`` can be started (its program and script exist)."""
+    from arena.settings import command_problem
+
+    if spec.remote:
+        return
+    if not spec.command.strip():
+        what = "`stdio:` needs a command after it" if arg.strip().startswith("stdio:") else "the bot command is empty"
+        fail(f"seat {seat}: {what}; expected a sample bot ({', '.join(_bundled())}), a command line or remote:NAME")
+    problem = command_problem(spec.command, Path.cwd())
+    if problem:
+        fail(f"seat {seat}: bot {spec.command!r} cannot be started: {problem}")
+
+
+def _bundled() -> list[str]:
+    from arena.settings import BUNDLED_BOTS
+
+    return sorted(BUNDLED_BOTS)
+
+
+def _check_listen(listen: Optional[str]) -> Optional[str]:
+    """``--listen`` as HOST:PORT with PORT from 0 (any free one) to 65535."""
+    if listen is None:
+        return None
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or any(c in host for c in " /\0"):
+        fail(f"--listen {listen!r}: expected HOST:PORT (or :PORT) with a port from 0 to 65535, e.g. 0.0.0.0:5555")
+    problem = _bind_problem(host.strip("[]") or "0.0.0.0", int(port))
+    if problem:
+        fail(f"--listen {listen!r}: cannot listen there: {problem}")
+    return f"{host}:{int(port)}"
+
+
+def _bind_problem(host: str, port: int) -> str | None:
+    """Why a TCP socket cannot listen on (host, port), or None (the probe socket is closed again)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        return f"unknown host {host!r} ({e})"
+    family, kind, proto, _, address = infos[0]
+    try:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
+def _open_host(make, listen: Optional[str]):  # type: ignore[no-untyped-def]
+    """Build the bot host; an address that cannot be listened on is bad input."""
+    import zmq
+
+    try:
+        return make()
+    except zmq.ZMQError as e:
+        fail(f"--listen {listen!r}: cannot listen there: {e.strerror}")
+    except OSError as e:
+        fail(f"cannot create {e.filename or 'the log folder'}: {e.strerror or e}")
+
+
+def _check_record_path(path: Path) -> None:
+    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts."""
+    if "\0" in str(path):
+        fail("--record: expected a file path without NUL characters")
+    if path.is_dir():
+        fail(f"--record {path}: is a folder; expected a file path")
+    try:
+        (path.parent / "logs").mkdir(parents=True, exist_ok=True)
+        with open(path, "ab"):
+            pass
+    except OSError as e:
+        fail(f"--record {path}: cannot write it: {e.strerror or e}")
+
+
 @app.command()
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
@@ -232,18 +317,16 @@ def play(
         if kind not in FAILURE_KINDS or pol not in POLICIES:
             fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
         policy = replace(policy, **{kind: pol})
-    stdio_seats = set(stdio or [])
+    if remote_wait_s <= 0 or remote_wait_s > 86400:
+        fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
+    stdio_seats = _stdio_seats(stdio, len(bots))
     specs = _unique_names([_bot_spec(b, i, i in stdio_seats) for i, b in enumerate(bots)])
-    for spec in specs:
-        if not spec.remote and not spec.is_bundled():
-            from arena.settings import first_word
-            import shutil
-
-            exe = first_word(spec.command)
-            if not (shutil.which(exe) or Path(exe).exists()):
-                fail(f"bot {spec.command!r}: command {exe!r} not found (not a sample bot, not on PATH, not a file)")
+    for seat, spec in enumerate(specs):
+        _check_bot(seat, bots[seat], spec)
+    listen = _check_listen(listen)
     tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms, grace_ms=grace_ms)
     record_path = record or Path("records") / f"{variant}-seed{seed}.jsonl"
+    _check_record_path(record_path)
     console = Console(stderr=False)
     names = [s.name for s in specs]
 
@@ -255,8 +338,9 @@ def play(
             if line:
                 typer.echo(line)
 
-    host = BotHost(tc, record_path.parent / "logs", listen=listen, announce=lambda m: typer.echo(m, err=True),
-                   remote_wait_ms=int(remote_wait_s * 1000))
+    host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen,
+                                      announce=lambda m: typer.echo(m, err=True),
+                                      remote_wait_ms=int(remote_wait_s * 1000)), listen)
     try:
         peers = [host.add(spec) for spec in specs]
         for peer in peers:
@@ -269,6 +353,9 @@ def play(
         host.close("interrupted")
         typer.echo("interrupted: every bot process was stopped", err=True)
         raise typer.Exit(130)
+    except OSError as e:
+        host.close("error")
+        fail(f"cannot write {e.filename or record_path}: {e.strerror or e}; every bot process was stopped")
     finally:
         host.close()
     table = Table(title=f"{variant}, seed {seed}: {result.end_reason} after {result.deals} deal(s)")
@@ -288,25 +375,12 @@ def play(
 
 
 def _read_record(path: Path) -> tuple[dict, list[dict]]:
-    if not path.exists():
-        fail(f"{path}: no such record file")
-    header = None
-    entries: list[dict] = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                fail(f"{path}:{n}: not a JSON line ({e.msg})", code=1)
-            if header is None:
-                header = obj
-            else:
-                entries.append(obj)
-    if not isinstance(header, dict) or "record" not in header:
-        fail(f"{path}:1: not a game record (the first line must be the record header)", code=1)
-    return header, entries
+    from arena.record_check import RecordError, read_record
+
+    try:
+        return read_record(path)
+    except RecordError as e:
+        fail(str(e))
 
 
 @app.command()
@@ -328,6 +402,8 @@ def replay(
         except ReplayError as e:
             typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
             raise typer.Exit(1)
+        except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
+            fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
         typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
                    f"placings {game.placings()}")
         return
@@ -342,9 +418,9 @@ def replay(
 def _load_tournament(file: Path, out: Optional[Path] = None):
     from dataclasses import replace
 
-    from arena.tournament.config import validate_file
+    from arena.tournament.config import output_problem, validate_file
 
-    t, errors = validate_file(file)
+    t, errors = validate_file(file, check_output=out is None)
     if errors:
         for e in errors:
             typer.echo(str(e), err=True)
@@ -352,6 +428,9 @@ def _load_tournament(file: Path, out: Optional[Path] = None):
         raise typer.Exit(2)
     assert t is not None
     if out is not None:
+        problem = output_problem(out)
+        if problem:
+            fail(f"--out: {problem}")
         t = replace(t, output=str(out.resolve()))
     return t
 
@@ -376,7 +455,12 @@ def init(
 
     if file.exists() and not force:
         fail(f"{file} exists; use --force to overwrite it")
-    file.write_text(starter_toml(), encoding="utf-8")
+    if file.is_dir():
+        fail(f"{file} is a folder; give the path of the file to write")
+    try:
+        file.write_text(starter_toml(), encoding="utf-8")
+    except OSError as e:
+        fail(f"cannot write {file}: {e.strerror or e}")
     typer.echo(f"wrote {file}; check it with `arena validate {file}` and run it with `arena run {file}`")
 
 
@@ -392,9 +476,8 @@ def run(
 
     from rich.console import Console
 
-    from arena.tournament import schedule, standings
-    from arena.tournament.journal import done_indices
-    from arena.tournament.runner import RunError
+    from arena.tournament import schedule
+    from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
     if fmt not in ("table", "md", "csv", "json"):
@@ -411,7 +494,7 @@ def run(
                         console=Console(stderr=True))
     start = time.monotonic()
     with progress:
-        already = len(done_indices(folder)) if resume and (folder / "journal.jsonl").exists() else 0
+        already = _done_count(folder) if resume else 0
         task = progress.add_task("games", total=total, completed=already, rate="-", fails="no failures")
 
         def on_progress(summary, _index) -> None:
@@ -422,7 +505,12 @@ def run(
 
         try:
             summary = run_tournament(t, folder, resume=resume, on_progress=on_progress)
+        except RunStopped as e:
+            progress.stop()
+            fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
+                 + (f" --out {out}" if out else ""))
         except RunError as e:
+            progress.stop()
             fail(str(e))
         progress.update(task, completed=summary.played + summary.skipped)
     if summary.interrupted:
@@ -431,7 +519,29 @@ def run(
         raise typer.Exit(130)
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
-    typer.echo(standings.render(folder, fmt))
+    typer.echo(_render(folder, fmt))
+
+
+def _done_count(folder: Path) -> int:
+    from arena.tournament.journal import done_indices
+
+    try:
+        return len(done_indices(folder))
+    except OSError:
+        return 0  # the run itself says what is wrong with the folder
+
+
+def _render(folder: Path, fmt: str) -> str:
+    """The standings of a results folder; one sentence if they cannot be read."""
+    from arena.tournament import standings
+    from arena.tournament.config import ConfigFileError
+
+    try:
+        return standings.render(folder, fmt)
+    except OSError as e:
+        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
+    except ConfigFileError as e:
+        fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
 
 
 @app.command(name="standings")
@@ -440,13 +550,11 @@ def standings_cmd(
     fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
 ) -> None:
     """Standings and crosstable of a results folder."""
-    from arena.tournament import standings
-
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
-    if not (folder / "journal.jsonl").exists():
+    if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(standings.render(folder, fmt))
+    typer.echo(_render(folder, fmt))
 
 
 def _register_check_bot() -> None:

@@ -86,6 +86,7 @@ def test_seating_defaults_to_williams_above_four_seats(tmp_path: Path) -> None:
 def test_full_file_and_resolved_round_trip(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
     (tmp_path / "bots" / "mybot.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "bots" / "mybot.sh").chmod(0o755)
     text = GOOD + """
 [[bots]]
 name = "mine"
@@ -205,9 +206,17 @@ def test_bot_command_that_does_not_exist(tmp_path: Path) -> None:
 
 def test_command_on_path_or_relative_file_is_accepted(tmp_path: Path) -> None:
     (tmp_path / "b.py").write_text("")
-    text = GOOD + '\n[[bots]]\nname = "d"\ncommand = "python3 b.py"\n\n[[bots]]\nname = "e"\ncommand = "b.py"\n'
+    (tmp_path / "b.py").chmod(0o755)
+    text = GOOD + '\n[[bots]]\nname = "d"\ncommand = "python3 b.py"\n\n[[bots]]\nname = "e"\ncommand = "./b.py"\n'
     t, errors = validate_file(write(tmp_path, text))
     assert errors == [] and t is not None
+
+
+def test_a_bare_file_name_is_looked_up_on_path_as_the_launcher_does(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_text("")
+    (tmp_path / "b.py").chmod(0o755)
+    e = one_error(tmp_path, GOOD + '\n[[bots]]\nname = "d"\ncommand = "b.py"\n')
+    assert e.key == "bots[3].command" and "not on PATH" in e.message and "write './b.py'" in e.message
 
 
 def test_table_bigger_than_the_preset_allows(tmp_path: Path) -> None:

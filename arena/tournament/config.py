@@ -19,6 +19,7 @@ optional)::
     output = "results/club-night"  # relative to the file's folder
     ladder_points = false          # 56 per win, 34 per other game, 0 per forfeit
     records = true                 # write a game record per game (records/<game id>.jsonl)
+    max_games = 1000000            # refuse a schedule of more games than this (a typo guard)
     [rules]                        # overrides of the preset, by option name
     target = 150
     [time]                         # milliseconds
@@ -44,8 +45,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shlex
-import shutil
 import tomllib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -53,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+import arena.settings as _settings
 
 from arena.rules.options import RuleSet, RulesError, resolve
 from arena.settings import (
@@ -63,12 +64,18 @@ from arena.settings import (
     FailurePolicy,
     Limits,
     TimeControl,
+    command_problem,
+    env_problem,
     first_word as _first_word,
 )
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-TRANSPORTS: tuple[str, ...] = ("zmq", "stdio")
+TRANSPORTS: tuple[str, ...] = getattr(_settings, "TRANSPORTS", ("zmq", "stdio"))
+_TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": getattr(_settings, "CLOCKS", None)}
+MAX_GAMES = 1_000_000        # default of ``max_games``: more games than this is refused unless raised
+MAX_CONCURRENCY = 256        # games at once: each is a worker process with its own bots
+MAX_FILE_BYTES = 16 << 20    # a tournament file is a few KiB; refuse to read a huge one
 
 
 # -- the value ------------------------------------------------------------------
@@ -93,6 +100,7 @@ class Tournament:
     ladder_points: bool = False
     records: bool = True
     base_dir: str = "."
+    max_games: int = MAX_GAMES
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -126,6 +134,7 @@ class Tournament:
             "ladder_points": self.ladder_points,
             "records": self.records,
             "base_dir": self.base_dir,
+            "max_games": self.max_games,
             "rules": self.rules.to_data(),
             "time": asdict(self.time),
             "failures": asdict(self.failures),
@@ -166,16 +175,61 @@ def validate_file(
     path: str | Path,
     bundled: Collection[str] = BUNDLED_BOTS,
     check_commands: bool = True,
+    check_output: bool = True,
 ) -> tuple[Tournament | None, list[ConfigError]]:
-    """Read and check a tournament file; the Tournament is None when any error was found."""
+    """Read and check a tournament file; the Tournament is None when any error was found.
+
+    ``check_commands`` looks for each bot's program (and cwd) on disk;
+    ``check_output`` whether the results folder could be created and written.
+    """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = _read_text(p)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         return None, [ConfigError("", None, f"cannot read the file: {reason}", str(p))]
-    return validate_text(text, base_dir=p.resolve().parent, file=str(p), bundled=bundled,
-                         check_commands=check_commands)
+    t, errors = validate_text(text, base_dir=p.resolve().parent, file=str(p), bundled=bundled,
+                              check_commands=check_commands)
+    if t is not None and check_output:
+        problem = output_problem(t.output_dir)
+        if problem:
+            line = _KeyLines(text).find(("output",))
+            return None, [ConfigError("output" if line else "", line, problem, str(p))]
+    return t, errors
+
+
+def _read_text(p: Path) -> str:
+    with open(p, "rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB; a tournament file is a few KiB")
+    return data.decode("utf-8")
+
+
+def output_problem(folder: str | Path) -> str | None:
+    """Why a results folder could not be created or written at ``folder``, or None (nothing is created)."""
+    text = str(folder)
+    if "\0" in text:
+        return "expected a folder path without NUL characters"
+    path = Path(os.path.abspath(text))
+    if path.exists() and not path.is_dir():
+        return f"the results folder {text!r} exists and is not a folder"
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"the results folder {text!r} cannot be created: {str(existing)!r} is not a folder"
+    try:
+        fs = os.statvfs(existing)
+    except OSError as e:
+        return f"the results folder {text!r} cannot be created: {e.strerror}"
+    if fs.f_flag & os.ST_RDONLY:
+        return f"the results folder {text!r} cannot be written: {str(existing)!r} is on a read-only filesystem"
+    if fs.f_blocks == 0:
+        return f"the results folder {text!r} cannot be written: {str(existing)!r} is on a filesystem that stores no files"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"the results folder {text!r} cannot be written: no permission to write in {str(existing)!r}"
+    return None
 
 
 def validate_text(
@@ -191,15 +245,20 @@ def validate_text(
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         return None, [ConfigError("", int(m.group(1)) if m else None, f"not valid TOML: {e}", file)]
+    except RecursionError:
+        return None, [ConfigError("", None, "not a tournament file: arrays or tables nested too deeply to read", file)]
     checker = _Checker(_KeyLines(text), file)
-    t = checker.tournament(data, Path(base_dir), frozenset(bundled), check_commands)
+    try:
+        t = checker.tournament(data, Path(base_dir), frozenset(bundled), check_commands)
+    except RecursionError:
+        return None, [ConfigError("", None, "not a tournament file: values nested too deeply to check", file)]
     errors = sorted(checker.errors, key=lambda e: e.line if e.line is not None else 1 << 30)
     return (t if not errors else None), errors
 
 
 def load(path: str | Path, bundled: Collection[str] = BUNDLED_BOTS, check_commands: bool = True) -> Tournament:
     """A valid Tournament, or ConfigFileError listing every problem."""
-    t, errors = validate_file(path, bundled, check_commands)
+    t, errors = validate_file(path, bundled, check_commands, check_output=check_commands)
     if errors or t is None:
         raise ConfigFileError(errors)
     return t
@@ -340,7 +399,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 # -- checking -------------------------------------------------------------------
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
-             "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir")
+             "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -431,12 +490,13 @@ class _Checker:
                    check_commands: bool) -> Tournament | None:
         self.unknown_keys(data, _TOP_KEYS, ())
         name = self.string(data, "name", ())
-        if name is not None and ("/" in name or "\\" in name):
-            self.err(("name",), f"expected a name without '/' or '\\' (it names the results folder), got {name!r}")
+        if name is not None and any(c in name for c in "/\\\0"):
+            self.err(("name",), f"expected a name without '/', '\\' or NUL (it names the results folder), got {name!r}")
+            name = None
         base = data.get("base_dir", _MISSING)
         if base is _MISSING:
             base_dir = file_dir
-        elif isinstance(base, str) and base:
+        elif isinstance(base, str) and base and "\0" not in base:
             base_dir = file_dir / base
         else:
             self.err(("base_dir",), f"expected a folder path, got {_describe(base)}")
@@ -460,19 +520,40 @@ class _Checker:
         time = self.time(data)
         failures = self.failures(data)
         concurrency = self.integer(data, "concurrency", (), default=1, minimum=1)
+        if concurrency is not None and concurrency > MAX_CONCURRENCY:
+            self.err(("concurrency",), f"expected at most {MAX_CONCURRENCY} games at once "
+                                       f"(each is a process with its own bots), got {concurrency}")
         seed = self.integer(data, "seed", (), default=1)
         output = self.string(data, "output", (), default=f"results/{name}")
+        if output is not None and "\0" in output:
+            self.err(("output",), "expected a folder path without NUL characters")
         ladder = self.boolean(data, "ladder_points", (), default=False)
         records = self.boolean(data, "records", (), default=True)
+        max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
 
         if self.errors:
             return None
         assert rules is not None and bots is not None and time is not None and failures is not None
-        return Tournament(
+        t = Tournament(
             name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
+            max_games=max_games,
         )
+        self.size(t, "deal_sets" in data)
+        return None if self.errors else t
+
+    def size(self, t: Tournament, deal_sets_given: bool) -> None:
+        """Refuse a schedule of more than ``max_games`` games (a typo such as an extra digit)."""
+        from arena.tournament import schedule
+
+        total = schedule.total_games(t)
+        if total <= t.max_games:
+            return
+        tables, seatings = schedule.table_count(t), len(schedule.seatings(t.seats, t.seating))
+        self.err(("deal_sets",) if deal_sets_given else ("bots",),
+                 f"{total:,} games ({tables:,} tables x {t.deal_sets:,} deal-sets x {seatings} seatings) is more "
+                 f"than max_games = {t.max_games:,}; lower deal_sets or max_tables, or raise max_games")
 
     def rules(self, data: dict[str, Any]) -> tuple[RuleSet | None, tuple[int, int] | None]:
         """The resolved rules (None on any error) and the players range of what did resolve."""
@@ -528,19 +609,22 @@ class _Checker:
                 seen.setdefault(name, i)
             command = self.string(b, "command", path)
             cwd = b.get("cwd")
-            if cwd is not None and (not isinstance(cwd, str) or not cwd):
+            if cwd is not None and (not isinstance(cwd, str) or not cwd or "\0" in cwd):
                 self.err(path + ("cwd",), f"expected a folder path, got {_describe(cwd)}")
                 cwd = None
             elif cwd is not None and check_commands and not (base_dir / cwd).is_dir():
                 self.err(path + ("cwd",), f"expected an existing folder; {str(base_dir / cwd)!r} is not one")
-            if command is not None and check_commands:
-                problem = _command_problem(command, cwd, base_dir, bundled)
-                if problem:
-                    self.err(path + ("command",), problem)
+                cwd = None
             env = self.table(b, "env", path)
             for k, v in env.items():
-                if not isinstance(v, str):
-                    self.err(path + ("env", k), f"expected a string value, got {_describe(v)}")
+                problem = env_problem(k, v) if isinstance(v, str) else f"expected a string value, got {_describe(v)}"
+                if problem:
+                    self.err(path + ("env", k), problem)
+            if command is not None and check_commands:
+                strings = {k: v for k, v in env.items() if isinstance(v, str)}
+                problem = command_problem(command, base_dir / cwd if cwd else base_dir, strings, bundled)
+                if problem:
+                    self.err(path + ("command",), problem)
             transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)
             lim = self.table(b, "limits", path)
             self.unknown_keys(lim, _LIMIT_KEYS, path + ("limits",))
@@ -555,8 +639,10 @@ class _Checker:
         t = self.table(data, "time", ())
         self.unknown_keys(t, _TIME_KEYS, ("time",))
         d = TimeControl()
-        vals = {k: self.integer(t, k, ("time",), default=getattr(d, k),
-                                minimum=1 if k in ("start_ms", "decision_ms") else 0) for k in _TIME_KEYS}
+        vals = {k: self.string(t, k, ("time",), default=getattr(d, k), choices=_TIME_CHOICES.get(k))
+                if isinstance(getattr(d, k), str) else
+                self.integer(t, k, ("time",), default=getattr(d, k),
+                             minimum=1 if k in ("start_ms", "decision_ms") else 0) for k in _TIME_KEYS}
         return None if None in vals.values() else TimeControl(**vals)
 
     def failures(self, data: dict[str, Any]) -> FailurePolicy | None:
@@ -567,27 +653,3 @@ class _Checker:
                                 for k in FAILURE_KINDS}
         vals["strikes"] = self.integer(f, "strikes", ("failures",), default=d.strikes, minimum=0)
         return None if None in vals.values() else FailurePolicy(**vals)
-
-
-def _command_problem(command: str, cwd: str | None, base_dir: Path, bundled: frozenset[str]) -> str | None:
-    """Why ``command`` cannot be started, or None when its program exists."""
-    try:
-        words = shlex.split(command)
-    except ValueError as e:
-        return f"expected a command line; cannot split {command!r}: {e}"
-    if not words:
-        return "expected a non-empty command"
-    first = words[0]
-    if first in bundled:
-        return None
-    has_sep = "/" in first or (os.sep != "/" and os.sep in first)
-    if not has_sep and shutil.which(first):
-        return None
-    places = [base_dir] + ([base_dir / cwd] if cwd else [])
-    if Path(first).is_absolute():
-        if Path(first).exists():
-            return None
-    elif any((p / first).exists() for p in places):
-        return None
-    return (f"expected a bundled bot ({', '.join(sorted(bundled))}) or a program that exists; "
-            f"{first!r} is not on PATH nor a file in {' or '.join(repr(str(p)) for p in places)}")

@@ -8,6 +8,12 @@ it (and any other undecodable line) and reports it in ``JournalContents.problems
 ``journal.corrupt``, so the next line starts clean.  ``done_indices`` is what
 ``--resume`` skips.  One process (the runner's main loop) should own the
 appender; workers hand it their finished games.
+
+The appender never reports a write it did not make: before and after each
+line it checks that the journal's path still names the file it holds open
+(not deleted, moved or replaced), and a failed write (a full disk, EIO, a
+read-only filesystem, a file size limit) is cut back off the file.  Both end
+in ``JournalError``, one sentence naming the file and the cause.
 """
 
 from __future__ import annotations
@@ -21,6 +27,15 @@ import msgspec
 
 JOURNAL_FILE = "journal.jsonl"
 CORRUPT_FILE = "journal.corrupt"
+
+
+class JournalError(RuntimeError):
+    """The journal cannot be written, or is no longer the file being written: one sentence."""
+
+
+def reason(e: OSError) -> str:
+    """The cause of an OSError as words (``No space left on device``)."""
+    return e.strerror or str(e)
 
 
 class JournalEntry(msgspec.Struct, kw_only=True):
@@ -132,18 +147,49 @@ class Journal:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.repaired = repair(self.folder)
-        self._f = open(journal_path(self.folder), "ab", buffering=0)
+        self.path = journal_path(self.folder)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.repaired = repair(self.folder)
+            self._f = open(self.path, "ab", buffering=0)
+        except OSError as e:
+            raise JournalError(f"cannot open the journal {self.path}: {reason(e)}") from None
+
+    def check(self) -> None:
+        """JournalError unless the journal's path still names the open file (not deleted or replaced)."""
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            raise JournalError(f"the journal {self.path} was deleted or moved while the run was writing it") from None
+        except OSError as e:
+            raise JournalError(f"cannot check the journal {self.path}: {reason(e)}") from None
+        held = os.fstat(self._f.fileno())
+        if held.st_nlink == 0 or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            raise JournalError(f"the journal {self.path} was replaced by another file while the run was writing it")
 
     def append(self, entry: JournalEntry) -> None:
-        """Write one line durably (write, flush, fsync)."""
-        view = memoryview(encode(entry))
-        while view:
-            written = self._f.write(view)
-            view = view[written or 0:]
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        """Write one line durably (write, flush, fsync), to the file the path still names."""
+        self.check()
+        fd = self._f.fileno()
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(encode(entry))
+            while view:
+                written = self._f.write(view)
+                view = view[written or 0:]
+            self._f.flush()
+            os.fsync(fd)
+        except OSError as e:
+            self._cut(start)
+            raise JournalError(f"cannot write the journal {self.path}: {reason(e)}") from None
+        self.check()
+
+    def _cut(self, size: int) -> None:
+        """Best effort: take a partly written line back off (``repair`` would cut it on resume anyway)."""
+        try:
+            os.ftruncate(self._f.fileno(), size)
+        except OSError:
+            pass
 
     def close(self) -> None:
         self._f.close()

@@ -20,6 +20,14 @@ One run at a time per results folder: the main process holds an exclusive
 lock on ``run.lock`` (released by the kernel however the process ends).  Bots
 carry the folder in ``ARENA_RUN``, so a new run of the folder first kills
 whatever an earlier, killed run left behind (e.g. a bot's escaped grandchild).
+
+The main process never reports a game it did not record: before each journal
+append and twice a second it checks that the results folder, its lock file,
+its ``tournament.toml`` and the journal are still the files it started with,
+and any failed write (full disk, I/O error, read-only filesystem) stops the
+run with ``RunStopped``: one sentence naming the file and the cause, the
+workers and their bots stopped, and ``--resume`` continuing from what the
+journal holds.
 """
 
 from __future__ import annotations
@@ -37,13 +45,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 import psutil
 
 from arena.tournament import schedule
-from arena.tournament.config import RESOLVED_FILE, Tournament, read_resolved, write_resolved
-from arena.tournament.journal import Journal, JournalEntry, done_indices, read
+from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
+from arena.tournament.journal import Journal, JournalEntry, JournalError, done_indices, read, reason
 
 RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
@@ -53,7 +61,11 @@ LOCK_FILE = "run.lock"
 
 
 class RunError(RuntimeError):
-    """A run that cannot start (e.g. a results folder of another tournament)."""
+    """A run that cannot start (e.g. a results folder of another tournament): one sentence."""
+
+
+class RunStopped(RunError):
+    """A run that had to stop part way (its folder or journal went away, a write failed)."""
 
 
 @dataclass
@@ -152,7 +164,7 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
             raise RunError(f"{out} already holds {len(done)} finished game(s): use --resume to continue, "
                            f"or --out to start a new folder")
         if resume:
-            old = read_resolved(out)
+            old = _read_resolved(out)
             where = {"base_dir": "", "output": ""}  # the same tournament, whichever way the folder was named
             if old.to_toml_data() | where != t.to_toml_data() | where:
                 raise RunError(f"{out} holds a different tournament; --resume needs the same file "
@@ -163,19 +175,67 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
     write_resolved(t, out)
 
 
+def _read_resolved(out: Path) -> Tournament:
+    try:
+        return read_resolved(out)
+    except ConfigFileError as e:
+        first = e.errors[0] if e.errors else "?"
+        raise RunError(f"{out / RESOLVED_FILE} is not a tournament this runner wrote ({first})") from None
+
+
 @contextmanager
-def _folder_lock(out: Path) -> Iterator[None]:
+def _folder_lock(out: Path) -> Iterator[IO[bytes]]:
     """Hold the results folder's lock; RunError if another run holds it."""
-    with open(out / LOCK_FILE, "a+b") as f:
+    try:
+        f = open(out / LOCK_FILE, "a+b")
+    except OSError as e:
+        raise RunError(f"cannot write in the results folder {out}: {reason(e)}") from None
+    with f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise RunError(f"{out} is in use by another `arena run` (it holds {out / LOCK_FILE}); "
                            f"wait for it to finish or use --out for another folder") from None
         try:
-            yield
+            yield f
         finally:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+class _FolderGuard:
+    """The results folder as this run locked it; ``check`` raises RunError once it is not that any more."""
+
+    def __init__(self, out: Path, lock: IO[bytes]) -> None:
+        self.out = out
+        self.lock = lock
+        self.folder = _identity(os.stat(out))
+        self.files: dict[str, tuple[int, int]] = {}
+
+    def watch(self, name: str) -> None:
+        """Also check that ``name`` in the folder stays the same file from now on."""
+        self.files[name] = _identity(os.stat(self.out / name))
+
+    def check(self) -> None:
+        if self._identity_of(self.out, f"the results folder {self.out}") != self.folder:
+            raise RunError(f"the results folder {self.out} was deleted or replaced while the run was using it")
+        held = {LOCK_FILE: _identity(os.fstat(self.lock.fileno()))} | self.files
+        for name, ident in held.items():
+            what = f"the run's file {self.out / name}"
+            if self._identity_of(self.out / name, what) != ident:
+                raise RunError(f"{what} was replaced by another file while the run was using it")
+
+    @staticmethod
+    def _identity_of(path: Path, what: str) -> tuple[int, int]:
+        try:
+            return _identity(os.stat(path))
+        except FileNotFoundError:
+            raise RunError(f"{what} was deleted or moved while the run was using it") from None
+        except OSError as e:
+            raise RunError(f"cannot check {what}: {reason(e)}") from None
 
 
 def _sweep(out: Path) -> int:
@@ -295,16 +355,25 @@ def _exit_text(code: int | None) -> str:
 
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, int], None] | None = None) -> RunSummary:
-    """Play every game of ``t`` not yet in the journal of ``out``."""
+    """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot."""
     out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(out):
-        prepare(t, out, resume)
-        _sweep(out)
-        return _run(read_resolved(out), out, on_progress)  # exactly what the workers will read
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunError(f"cannot create the results folder {out}: {reason(e)}") from None
+    try:
+        with _folder_lock(out) as lock:
+            guard = _FolderGuard(out, lock)
+            prepare(t, out, resume)
+            guard.watch(RESOLVED_FILE)
+            _sweep(out)
+            return _run(_read_resolved(out), out, guard, on_progress)  # exactly what the workers will read
+    except OSError as e:
+        raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
 
-def _run(t: Tournament, out: Path, on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
+def _run(t: Tournament, out: Path, guard: _FolderGuard,
+         on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
     done = done_indices(out)
     summary = RunSummary(total=schedule.total_games(t), skipped=len(done))
     for e in read(out).entries:
@@ -315,22 +384,34 @@ def _run(t: Tournament, out: Path, on_progress: Callable[[RunSummary, int], None
     if todo <= 0:
         return summary
     pool: _Pool | None = None
+    stopped = False
     try:
         pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
         with Journal(out) as journal:
-            _play(pool, journal, summary, on_progress)
+            guard.check()  # the journal was opened in the folder this run locked
+            _play(pool, journal, guard, summary, on_progress)
+        guard.check()
     except KeyboardInterrupt:
         summary.interrupted = True
+    except (RunError, JournalError, OSError) as e:
+        stopped = True
+        cause = f"cannot use {e.filename}: {reason(e)}" if isinstance(e, OSError) else str(e)
+        raise RunStopped(f"{cause}; the run stopped after recording {summary.played} game(s)") from None
     finally:
         if pool is not None:
-            pool.stop(quick=summary.interrupted)
+            pool.stop(quick=summary.interrupted or stopped)
     summary.elapsed_s = time.monotonic() - started
     return summary
 
 
-def _play(pool: _Pool, journal: Journal, summary: RunSummary,
+def _play(pool: _Pool, journal: Journal, guard: _FolderGuard, summary: RunSummary,
           on_progress: Callable[[RunSummary, int], None] | None) -> None:
-    """The main loop: journal finished games, keep the workers fed, replace dead ones."""
+    """The main loop: journal finished games, keep the workers fed, replace dead ones.
+
+    A game counts as played only once its line is in the journal that the
+    results folder still holds; the folder is checked twice a second anyway,
+    and before a worker's error is reported (a deleted folder makes workers fail).
+    """
     pool.feed()
     next_check = time.monotonic() + POLL_S
     while pool.busy:
@@ -341,6 +422,7 @@ def _play(pool: _Pool, journal: Journal, summary: RunSummary,
         if msg is not None and msg[0] == "done" and pool.finished(msg[2].index):
             entry: JournalEntry = msg[2]
             entry.runner_rss_mb = _rss_mb()
+            guard.check()
             journal.append(entry)
             summary.played += 1
             summary.bot_starts += msg[3]
@@ -349,8 +431,12 @@ def _play(pool: _Pool, journal: Journal, summary: RunSummary,
             if on_progress:
                 on_progress(summary, entry.index)
         elif msg is not None and msg[0] == "error":
+            guard.check()
+            journal.check()
             raise RunError(f"game {msg[2]} failed inside the referee: {msg[3]}")
         if msg is None or time.monotonic() >= next_check:
+            guard.check()
+            journal.check()
             pool.replace_dead()
             next_check = time.monotonic() + POLL_S
         pool.feed()
