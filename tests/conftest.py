@@ -20,8 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
 
 
+HOSTILE = str(ROOT / "tests" / "bots" / "hostile.py")
+
+
 def misbehave(mode: str) -> str:
     return f"{sys.executable} {MISBEHAVE} {mode}"
+
+
+def hostile(mode: str) -> str:
+    return f"{sys.executable} {HOSTILE} {mode}"
 
 
 os.environ[MARKER] = SESSION  # every process started from the tests (CLI runs too) carries it
@@ -74,10 +81,11 @@ def run_game(
     overrides: dict | None = None,
     transports: dict[int, str] | None = None,
     limits: dict[int, Limits] | None = None,
+    sandbox: bool = True,
 ) -> tuple[GameResult, list[str]]:
     """Play one game between real bot processes; returns the result and the seats' tokens."""
     rules = resolve(variant, overrides or {})
-    with BotHost(time_control, tmp_path / "logs") as host:
+    with BotHost(time_control, tmp_path / "logs", sandbox=sandbox) as host:
         peers = [host.add(BotSpec(name=f"s{i}", command=c, transport=(transports or {}).get(i, "zmq"),
                                   limits=(limits or {}).get(i, Limits())))
                  for i, c in enumerate(commands)]

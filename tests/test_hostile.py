@@ -1,0 +1,148 @@
+"""Hostile bots, each a real process written from the spec: whatever they send or start, the
+referee survives, the game ends, the honest seats are charged nothing, the referee's memory
+stays bounded, and no process outlives the game (escaped ones included)."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+
+import psutil
+import pytest
+
+from arena.settings import Limits, TimeControl
+from tests.conftest import hostile, run_game
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
+
+FAST = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50)
+
+
+def failures_of(result, seat):
+    return [e for e in result.failure_log if e["seat"] == seat]
+
+
+def kinds_of(result, seat):
+    return {e["kind"] for e in failures_of(result, seat)}
+
+
+def honest_clean(result, seats):
+    for s in seats:
+        assert not result.failures[s], (s, failures_of(result, s))
+
+
+class PeakRss:
+    """The referee's (this process's) peak resident memory while the block runs."""
+
+    def __enter__(self):
+        self.me = psutil.Process()
+        self.base = self.peak = self.me.memory_info().rss
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def _sample(self):
+        while not self.stop.is_set():
+            self.peak = max(self.peak, self.me.memory_info().rss)
+            time.sleep(0.01)
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    @property
+    def growth_mib(self) -> float:
+        return (self.peak - self.base) / 2**20
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_deeply_nested_reply_is_malformed_not_a_crash(tmp_path, sandbox):
+    result, _ = run_game("basic", [hostile("deep"), "greedy"], tmp_path, seed=31, time_control=FAST, sandbox=sandbox)
+    assert "malformed" in kinds_of(result, 0), result.failure_log
+    honest_clean(result, [1])
+    assert result.end_reason
+
+
+def test_deeply_nested_hello_is_refused_and_the_next_hello_accepted(tmp_path):
+    result, _ = run_game("basic", [hostile("deep_hello"), "greedy"], tmp_path, seed=32, time_control=FAST)
+    assert kinds_of(result, 0) <= {"malformed"}
+    assert result.decisions > 10 and result.end_reason
+    honest_clean(result, [1])
+
+
+def test_deeply_nested_stdio_line_is_malformed(tmp_path):
+    result, _ = run_game("basic", [hostile("stdio_deep"), "greedy"], tmp_path, seed=33, time_control=FAST,
+                         transports={0: "stdio"})
+    assert "malformed" in kinds_of(result, 0), result.failure_log
+    assert "timeout" not in kinds_of(result, 0)
+    honest_clean(result, [1])
+
+
+def test_resource_kill_of_the_seat_not_on_turn(tmp_path):
+    # The hog grows right after its own reply, while the other seat decides: it is killed and
+    # forfeits between two decisions; the honest seat's decision in flight stands.
+    result, _ = run_game("basic", [hostile("offturn_mem"), "greedy"], tmp_path, seed=34,
+                         time_control=TimeControl(start_ms=10000, decision_ms=2000),
+                         limits={0: Limits(memory_mb=200)})
+    res = failures_of(result, 0)
+    assert [e["kind"] for e in res] == ["resource"] and "limits.memory_mb" in res[0]["reason"], res
+    assert result.forfeited == [0] and result.end_reason == "forfeit"
+    honest_clean(result, [1])
+
+
+@pytest.mark.parametrize("clock", ["cpu"])
+def test_flood_from_fifty_sockets_does_not_starve_honest_bots(tmp_path, clock):
+    # The flood is the flooder's own business: its gate, in its own compartment, takes it. On 2 cores
+    # the flooder and its gate still take the machine, so the honest bots are timed on the CPU clock.
+    tc = TimeControl(start_ms=10000, decision_ms=20, grace_ms=50, clock=clock)
+    result, _ = run_game("basic", [hostile("flood"), "greedy", "greedy"], tmp_path, seed=35, time_control=tc,
+                         overrides={"deals": 2})
+    assert result.decisions > 50
+    honest_clean(result, [1, 2])
+
+
+def test_multipart_and_big_messages_do_not_grow_the_referee(tmp_path):
+    with PeakRss() as rss:
+        result, _ = run_game("basic", [hostile("multipart"), "greedy"], tmp_path, seed=36,
+                             time_control=TimeControl(start_ms=10000, decision_ms=5000))
+    assert rss.growth_mib < 64, f"the referee grew by {rss.growth_mib:.0f} MiB"
+    assert kinds_of(result, 0) & {"malformed", "oversized", "crash"}, result.failure_log
+    honest_clean(result, [1])
+    assert result.end_reason
+
+
+def _escaped(tag: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if p.info["cmdline"] == ["sleep", tag]:
+            found.append(p)
+    return found
+
+
+def test_escaped_process_dies_with_the_sandbox(tmp_path):
+    tag = f"{3600 + secrets.randbelow(10**6) / 10**7:.7f}"
+    try:
+        result, _ = run_game("basic", [hostile("escape"), "greedy"], tmp_path, seed=37, time_control=FAST,
+                             env={0: {"ESCAPE_TAG": tag}})
+        assert not result.failures[0] and not result.failures[1]
+        assert not _escaped(tag), "an escaped process outlived the game"
+    finally:
+        for p in _escaped(tag):
+            p.kill()
+
+
+def test_escaped_processes_count_toward_the_process_limit(tmp_path):
+    tag = f"{3600 + secrets.randbelow(10**6) / 10**7:.7f}"
+    try:
+        result, _ = run_game("basic", [hostile("escape"), "greedy"], tmp_path, seed=38,
+                             time_control=TimeControl(start_ms=10000, decision_ms=2000),
+                             env={0: {"ESCAPE_TAG": tag, "ESCAPES": "12"}}, limits={0: Limits(processes=6)})
+        res = failures_of(result, 0)
+        assert res and res[0]["kind"] == "resource" and "limits.processes" in res[0]["reason"], res
+        honest_clean(result, [1])
+        assert not _escaped(tag)
+    finally:
+        for p in _escaped(tag):
+            p.kill()
