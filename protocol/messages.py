@@ -7,13 +7,26 @@ whole message.  Cards stay strings (``"7H"``, ``"TD"``, ``"JK"``, ``"2H*"``);
 the engine parses them.  ``v`` defaults to :data:`PROTOCOL_VERSION` when a
 struct is built in Python and is always written on the wire.
 
-Use :func:`decode_from_bot` on the referee side (it never raises anything but
-:class:`MessageError`), :func:`decode_from_referee` in bots, :func:`encode`
-for both directions.
+Use :func:`decode_from_bot` on the referee side, :func:`decode_from_referee`
+in bots, :func:`encode` for both directions.  Both decoders are total: any
+bytes whatsoever give a message or a :class:`MessageError` (kind
+``oversized`` or ``malformed``, with a one-sentence reason), never another
+exception.  Before any parsing they check two bounds:
+
+- :data:`MAX_MESSAGE_BYTES` (bot messages only): a longer message is
+  ``oversized``;
+- :data:`MAX_NESTING`: a message whose arrays and objects nest deeper than 32
+  levels is ``malformed``.  The deepest legitimate message nests 5 levels (a
+  ``request``: message > ``observation`` > ``melds`` > meld > ``cards``; a bot's
+  deepest, a ``play``, nests 4: message > ``actions`` > action > ``cards``), so
+  the cap only stops hostile input from driving the parser's recursion.  It
+  counts every ``[`` and ``{`` outside strings, in any field, known or not.
 """
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -21,6 +34,8 @@ import msgspec
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB, per message (one frame)
+MAX_NESTING = 32
+"""Deepest nesting of JSON arrays and objects a message may have (the message object itself is level 1)."""
 
 ERROR_KINDS = ("illegal", "malformed", "oversized", "stale", "timeout", "version", "token", "protocol")
 """Values of ``Error.kind`` (what a bot can be told)."""
@@ -405,19 +420,79 @@ def encode(msg: msgspec.Struct | dict[str, Any]) -> bytes:
     return _encoder.encode(msg)
 
 
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPEN_TO_CLOSE = bytes.maketrans(b"{}", b"[]")
+_DEPTH_CHUNK = 4096
+
+
+def _max_depth(brackets: bytes, start: int) -> int:
+    """Deepest nesting reached in ``brackets`` (only ``[`` and ``]``) entered at depth ``start``."""
+    # The k-th piece of a split on "]" is the run of "[" after the k-th "]": depth = opens so far - k.
+    return start + max(map(operator.sub, itertools.accumulate(map(len, brackets.split(b"]"))), itertools.count()))
+
+
+def nesting_exceeds(data: bytes, limit: int = MAX_NESTING) -> bool:
+    """Whether the arrays and objects of ``data`` (read as JSON text) nest deeper than ``limit``.
+
+    Linear, parser-free and exact for valid JSON; brackets inside strings do not
+    count (escapes honoured).  On invalid JSON it may answer True where a parser
+    would stop at a syntax error first, never False where a parser would go
+    deeper.  Costs a few hundred nanoseconds for a message with at most
+    ``limit`` brackets and tens of milliseconds at worst for 1 MiB.
+    """
+    if data.count(91) + data.count(123) <= limit:  # 91, 123: [ and {
+        return False  # fewer opening brackets than the limit cannot nest deeper
+    if 92 in data:  # backslash: drop escaped backslashes, then escaped quotes, so every quote left is real
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if 34 in data:  # quote: keep what lies outside strings
+        data = b"".join(data.split(b'"')[::2])
+    # Only the brackets, all as [ and ]; the innermost pairs go at once (one level).
+    brackets = data.translate(_OPEN_TO_CLOSE, _NOT_BRACKETS).replace(b"[]", b"")
+    limit -= 1
+    depth = 0
+    for i in range(0, len(brackets), _DEPTH_CHUNK):
+        chunk = brackets[i : i + _DEPTH_CHUNK]
+        opens = chunk.count(91)
+        if depth + opens > limit and _max_depth(chunk, depth) > limit:
+            return True
+        depth += 2 * opens - len(chunk)
+        if depth < 0:
+            return False  # a closing bracket with nothing open: any parser stops there
+    return False
+
+
+def _as_bytes(data: Any) -> bytes:
+    """Bytes of a message handed over as another type (text, a buffer); MessageError if it is neither."""
+    if isinstance(data, str):
+        try:
+            return data.encode("utf-8")
+        except UnicodeError:
+            raise MessageError("not a UTF-8 JSON object: the text holds a lone surrogate") from None
+    try:
+        return memoryview(data).tobytes()
+    except (TypeError, ValueError, MemoryError):
+        raise MessageError(f"not a UTF-8 JSON object: got a {type(data).__name__}, not bytes") from None
+
+
 def _decode(decoder: msgspec.json.Decoder, data: bytes, max_bytes: int | None) -> Any:
+    if type(data) is not bytes:
+        data = _as_bytes(data)
     if max_bytes is not None and len(data) > max_bytes:
         raise MessageError(f"message of {len(data)} bytes is over the limit of {max_bytes}", kind="oversized")
+    if data.count(91) + data.count(123) > MAX_NESTING and nesting_exceeds(data):  # 91, 123: [ and {
+        raise MessageError(f"not a UTF-8 JSON object: arrays and objects nest deeper than {MAX_NESTING} levels")
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as e:
         shape_error = e
     except msgspec.DecodeError as e:
         raise MessageError(f"not a UTF-8 JSON object: {e}") from None
+    except (RecursionError, MemoryError, ValueError, UnicodeError) as e:
+        raise MessageError(f"not a UTF-8 JSON object: the decoder gave up ({type(e).__name__})") from None
     # Valid JSON (the typed decoder got past the syntax), wrong shape: say which, and salvage ids.
     try:
         raw = _raw_decoder.decode(data)
-    except msgspec.DecodeError as e:  # pragma: no cover - the typed decoder would have said so
+    except (msgspec.DecodeError, RecursionError, MemoryError, ValueError, UnicodeError) as e:  # pragma: no cover
         raise MessageError(f"not a UTF-8 JSON object: {e}") from None
     if not isinstance(raw, dict):
         raise MessageError(f"expected a JSON object, got a JSON {type(raw).__name__}")
@@ -446,5 +521,5 @@ def parse_event(event: dict[str, Any]) -> KnownEvent | None:
     """The typed form of an event object, or None for a kind this version does not document or a wrong shape."""
     try:
         return msgspec.convert(event, KnownEvent)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, RecursionError):
         return None
