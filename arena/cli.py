@@ -277,6 +277,17 @@ def _check_record_path(path: Path) -> None:
         fail(f"--record {path}: cannot write it: {e.strerror or e}")
 
 
+def _check_sandbox(sandbox: bool) -> None:
+    """Stop (exit 2) if bots cannot be sandboxed here; warn when the sandbox is off."""
+    from arena.sandbox import problem
+
+    if not sandbox:
+        typer.echo("warning: the bots run without a sandbox: they can read and write whatever this user can, "
+                   "see other processes and use the network; do this only with bots you trust", err=True)
+    elif (why := problem()) is not None:
+        fail(why)
+
+
 @app.command()
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
@@ -293,6 +304,9 @@ def play(
     stdio: Annotated[Optional[list[int]], typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
     on_failure: Annotated[Optional[list[str]], typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
+    clock: Annotated[str, typer.Option("--clock", help="wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes.")] = "wall",
+    wall_ms: Annotated[int, typer.Option("--wall-ms", help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit).")] = 0,
+    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run every bot in its own sandbox (bubblewrap); --no-sandbox only for bots you trust.")] = True,
 ) -> None:
     """Play one game between bot processes, with live progress, a final table and a record."""
     from dataclasses import replace
@@ -303,7 +317,7 @@ def play(
     from arena.display import describe
     from arena.host import BotHost
     from arena.referee import play_one
-    from arena.settings import FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
+    from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
 
     rules = _rules(variant)
     lo, hi = rules.players
@@ -324,7 +338,13 @@ def play(
     for seat, spec in enumerate(specs):
         _check_bot(seat, bots[seat], spec)
     listen = _check_listen(listen)
-    tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms, grace_ms=grace_ms)
+    if clock not in CLOCKS:
+        fail(f"--clock: expected one of {', '.join(CLOCKS)}, got {clock!r}")
+    if wall_ms < 0:
+        fail(f"--wall-ms: expected 0 or more, got {wall_ms}")
+    _check_sandbox(sandbox)
+    tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms,
+                     grace_ms=grace_ms, clock=clock, wall_ms=wall_ms)
     record_path = record or Path("records") / f"{variant}-seed{seed}.jsonl"
     _check_record_path(record_path)
     console = Console(stderr=False)
@@ -340,7 +360,8 @@ def play(
 
     host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen,
                                       announce=lambda m: typer.echo(m, err=True),
-                                      remote_wait_ms=int(remote_wait_s * 1000)), listen)
+                                      remote_wait_ms=int(remote_wait_s * 1000), sandbox=sandbox,
+                                      hide=(record_path.parent.resolve(),)), listen)
     try:
         peers = [host.add(spec) for spec in specs]
         for peer in peers:
@@ -470,6 +491,7 @@ def run(
     out: Annotated[Optional[Path], typer.Option("--out", help="Results folder (default: the file's `output`).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run in the same folder.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
+    no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -483,6 +505,11 @@ def run(
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
     t = _load_tournament(file, out)
+    if no_sandbox:
+        from dataclasses import replace
+
+        t = replace(t, sandbox=False)
+    _check_sandbox(t.sandbox)
     folder = t.output_dir
     total = schedule.total_games(t)
     typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "

@@ -600,11 +600,19 @@ def check_bot_command(
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
+    tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
+    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
 ) -> None:
     """Check that a bot speaks the protocol correctly: one PASS/FAIL line per check; exit 1 on any failure."""
+    from arena.cli import _check_sandbox
+
     command, transport = split_transport(bot, stdio)
+    if tcp and transport == "zmq":
+        transport = "tcp"
+    _check_sandbox(sandbox)
     try:
-        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms)
+        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms,
+                           sandbox=sandbox)
     except CheckError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)

@@ -31,7 +31,7 @@ optional)::
     name = "mine"
     command = "python my_bot.py"   # or a bundled bot: "random", "greedy"
     cwd = "bots/mine"              # optional, relative to the file's folder
-    transport = "zmq"              # zmq | stdio
+    transport = "zmq"              # zmq (ipc socket) | tcp (loopback, for bindings without ipc) | stdio
     env = { LEVEL = "3" }
     limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
 
@@ -71,8 +71,11 @@ from arena.settings import (
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-TRANSPORTS: tuple[str, ...] = getattr(_settings, "TRANSPORTS", ("zmq", "stdio"))
-_TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": getattr(_settings, "CLOCKS", None)}
+TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
+_TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
+# Tournaments charge each decision the CPU time of the bot's processes: a busy machine (more games
+# than cores, a neighbour that floods its own socket) then costs an honest bot nothing.
+TOURNAMENT_TIME = TimeControl(clock="cpu")
 MAX_GAMES = 1_000_000        # default of ``max_games``: more games than this is refused unless raised
 MAX_CONCURRENCY = 256        # games at once: each is a worker process with its own bots
 MAX_FILE_BYTES = 16 << 20    # a tournament file is a few KiB; refuse to read a huge one
@@ -101,6 +104,7 @@ class Tournament:
     records: bool = True
     base_dir: str = "."
     max_games: int = MAX_GAMES
+    sandbox: bool = True
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -135,6 +139,7 @@ class Tournament:
             "records": self.records,
             "base_dir": self.base_dir,
             "max_games": self.max_games,
+            "sandbox": self.sandbox,
             "rules": self.rules.to_data(),
             "time": asdict(self.time),
             "failures": asdict(self.failures),
@@ -293,7 +298,7 @@ def starter_toml() -> str:
         "seed": 1,
         "ladder_points": False,
         "rules": {"target": 100},
-        "time": asdict(TimeControl()),
+        "time": asdict(TOURNAMENT_TIME),
         "failures": asdict(FailurePolicy()),
     }
     bots = [{"name": "random", "command": "random"}, {"name": "greedy", "command": "greedy"}]
@@ -306,11 +311,14 @@ def starter_toml() -> str:
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # max_tables   optional cap on the number of tables (a seeded, balanced subset)
-# [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace
+# [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace;
+#              clock = "cpu" (a decision is charged the CPU time of the bot's processes; default) | "wall";
+#              wall_ms: with the CPU clock, a decision also ends after this much wall time (0: 4x its limit)
+# sandbox      true (default): every bot runs in its own sandbox (bubblewrap); false only for trusted bots
 # [failures]   per failure kind: retry | default (referee plays a safe move) | forfeit; strikes = retries per game
 # output       results folder (default results/<name>), relative to this file
 # [[bots]]     name, command (a bundled bot: random, greedy; or a command line such as
-#              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "stdio",
+#              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "tcp" | "stdio",
 #              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
 
 """
@@ -399,7 +407,8 @@ def _key_str(path: tuple[Part, ...]) -> str:
 # -- checking -------------------------------------------------------------------
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
-             "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games")
+             "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
+             "sandbox")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -530,6 +539,7 @@ class _Checker:
         ladder = self.boolean(data, "ladder_points", (), default=False)
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
+        sandbox = self.boolean(data, "sandbox", (), default=True)
 
         if self.errors:
             return None
@@ -538,7 +548,7 @@ class _Checker:
             name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
-            max_games=max_games,
+            max_games=max_games, sandbox=bool(sandbox),
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -638,7 +648,7 @@ class _Checker:
     def time(self, data: dict[str, Any]) -> TimeControl | None:
         t = self.table(data, "time", ())
         self.unknown_keys(t, _TIME_KEYS, ("time",))
-        d = TimeControl()
+        d = TOURNAMENT_TIME
         vals = {k: self.string(t, k, ("time",), default=getattr(d, k), choices=_TIME_CHOICES.get(k))
                 if isinstance(getattr(d, k), str) else
                 self.integer(t, k, ("time",), default=getattr(d, k),

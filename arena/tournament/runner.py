@@ -137,7 +137,7 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     install_cleanup()
     out = Path(out_dir)
     t = read_resolved(out)
-    host = BotHost(t.time, out / "logs" / f"worker{worker}")
+    host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,))
     peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir)) for b in t.bots}
     try:
         while True:
@@ -165,7 +165,7 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
                            f"or --out to start a new folder")
         if resume:
             old = _read_resolved(out)
-            where = {"base_dir": "", "output": ""}  # the same tournament, whichever way the folder was named
+            where = {"base_dir": "", "output": "", "sandbox": True}  # the same games, however the folder was named or bots confined
             if old.to_toml_data() | where != t.to_toml_data() | where:
                 raise RunError(f"{out} holds a different tournament; --resume needs the same file "
                                f"(or run with --out to start a new folder)")
@@ -357,6 +357,11 @@ def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, int], None] | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot."""
     out = out.resolve()
+    if t.sandbox:
+        from arena.sandbox import problem
+
+        if (why := problem()) is not None:
+            raise RunError(why)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
