@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import fields
+
 import pytest
 
-from arena.rules.options import OPTION_NAMES, RuleSet, RulesError, resolve
+from arena.rules.game import Game
+from arena.rules.options import BOUNDS, MAX_DEALS, OPTION_NAMES, PER_COUNT_OPTIONS, RuleSet, RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.values import VALUE_TABLES
+from arena.selfplay import play_game, policies_for
 
 PRESET_NAMES = ("basic", "international", "parlett", "czech", "german", "wrotham")
 
@@ -216,3 +221,110 @@ def test_10_elimination_only_with_penalty() -> None:
     assert resolve("czech").end == "elimination"
     with pytest.raises(RulesError):
         resolve("czech", {"scoring": "settle"})
+
+
+# -- every numeric option is bounded by what a game can use ------------------------
+
+# For each bounded option: extra overrides under which its highest value is otherwise legal.
+AT_MAX: dict[str, dict[str, object]] = {
+    "players": {"hand_size": 7, "decks": 2},
+    "decks": {},
+    "jokers": {},
+    "hand_size": {"decks": 4, "players": [2, 4]},
+    "set_max": {"set_distinct_suits": False},
+    "max_wilds_per_meld": {},
+    "melds_per_turn": {},
+    "meld_all_at_once_deals": {},
+    "initial_meld": {},
+    "max_stock_rebuilds": {},
+    "max_turns": {},
+    "target": {},
+    "deals": {"end": "deals"},
+}
+
+
+def _value(option: str, v: int) -> object:
+    if option == "players":
+        return [2, v] if v >= 2 else [v, 4]
+    if option == "meld_all_at_once_deals":
+        return [v]
+    return v
+
+
+def test_9_every_numeric_option_has_a_range() -> None:
+    numeric = {f.name for f in fields(RuleSet)
+               if f.name in PER_COUNT_OPTIONS or f.name in ("players", "meld_all_at_once_deals", "initial_meld",
+                                                              "max_stock_rebuilds", "deals")
+               or (isinstance(f.default, int) and not isinstance(f.default, bool))}
+    assert numeric == set(BOUNDS) == set(AT_MAX)
+    assert BOUNDS["deals"][1] == MAX_DEALS and BOUNDS["decks"] == (1, 4)
+
+
+@pytest.mark.parametrize("option", sorted(BOUNDS))
+def test_9_the_highest_value_of_each_option_validates(option: str) -> None:
+    lo, hi = BOUNDS[option]
+    r = resolve("basic", {**AT_MAX[option], option: _value(option, hi)})
+    r2 = resolve("basic", {**AT_MAX[option], option: _value(option, lo)})
+    assert RuleSet.from_data(r.to_data()) == r and RuleSet.from_data(r2.to_data()) == r2
+
+
+@pytest.mark.parametrize("option", sorted(BOUNDS))
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_9_a_value_outside_the_range_is_rejected_naming_option_and_range(option: str, side: str) -> None:
+    lo, hi = BOUNDS[option]
+    v = lo - 1 if side == "below" else hi + 1
+    with pytest.raises(RulesError) as e:
+        resolve("basic", {**AT_MAX[option], option: _value(option, v)})
+    msg = str(e.value)
+    assert msg.startswith(f"{option}: ") and f"{lo} to {hi}" in msg and msg.count(". ") == 0, msg
+
+
+@pytest.mark.parametrize("overrides", [
+    {"decks": 1_000_000},
+    {"decks": {"2": 1, "3-6": 10**12}},
+    {"jokers": 10**9},
+    {"hand_size": {"2-6": 10**9}},
+    {"players": [2, 10**9]},
+    {"players": "2-1000000000"},
+    {"max_turns": 10**18},
+    {"target": 10**18},
+    {"deals": 10**9, "end": "deals"},
+    {"meld_all_at_once_deals": list(range(1, 2002))},
+    {"max_stock_rebuilds": 10**9},
+])
+def test_9_huge_values_are_rejected_at_once(overrides: dict[str, object]) -> None:
+    start = time.perf_counter()
+    with pytest.raises(RulesError) as e:
+        resolve("basic", overrides)
+    assert time.perf_counter() - start < 0.5
+    key = next(iter(overrides))
+    assert str(e.value).startswith(f"{key}: ")
+
+
+def test_9_a_per_count_value_out_of_range_names_the_player_count() -> None:
+    with pytest.raises(RulesError, match=r"^decks: must be from 1 to 4 for 3 players, got 9$"):
+        resolve("basic", {"decks": {"2": 1, "3-6": 9}})
+    with pytest.raises(RulesError, match=r"^decks: must be from 1 to 4, got 1000000$"):
+        resolve("basic", {"decks": 1_000_000})
+
+
+def test_9_inline_card_values_are_bounded() -> None:
+    inline = {k: 5 for k in "A23456789TJQK"} | {"JK": 1001}
+    with pytest.raises(RulesError, match=r"^card_values\.JK: expected a whole number from 0 to 1000"):
+        resolve("basic", {"card_values": inline})
+    assert resolve("basic", {"card_values": inline | {"JK": 1000}}).values.joker == 1000
+
+
+def test_9_duplicate_all_at_once_deals_count_once() -> None:
+    assert resolve("basic", {"meld_all_at_once_deals": [3, 1, 3]}).meld_all_at_once_deals == (1, 3)
+
+
+def test_9_a_game_at_the_largest_values_plays_to_its_end() -> None:
+    r = resolve("international", {
+        "players": [2, 7], "decks": 4, "jokers": 16, "hand_size": 30, "set_max": 40, "max_wilds_per_meld": 40,
+        "melds_per_turn": 20, "max_turns": 5000, "end": "deals", "deals": 2, "wild_rank": "2",
+        "wilds_at_most_naturals": False,
+    })
+    game, _ = play_game(r, policies_for(r, ("greedy", "random") * 3 + ("greedy",), 3), 3)
+    assert game.over and game.card_count() == game.deck_size
+    assert Game(r, 7, 1).deck_size == 4 * 52 + 16

@@ -28,12 +28,8 @@ from arena.rules import search
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
-from arena.rules.options import RuleSet, RulesError
+from arena.rules.options import MAX_DEALS, RuleSet, RulesError
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
-
-# Not a rule: a guard so that no game, whatever the bots do, runs forever.  A game
-# still going after this many deals ends as if its end condition had been met.
-MAX_DEALS = 1000
 
 Entry = dict[str, Any]
 

@@ -5,6 +5,11 @@ one from a preset of ``presets.py`` plus overrides given by option name (as in
 a tournament file), and rejects impossible combinations with one sentence that
 names the option.  ``to_data()`` gives the plain form stored in records and
 resolved tournament files, and ``from_data`` reads it back.
+
+Every numeric option has a range (``BOUNDS``): what a game can use, so that
+no value that validates can make a game impossibly large or long.  A value
+outside it is rejected naming the option and the range, like a value of the
+wrong type.
 """
 
 from __future__ import annotations
@@ -41,6 +46,27 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "end": ("target", "deals", "elimination"),
 }
 CARDS_PER_DECK = 52
+
+# Not a rule: a guard so that no game, whatever the bots do, runs forever.  A game
+# still going after this many deals ends as if its end condition had been met.
+MAX_DEALS = 1000
+
+BOUNDS: dict[str, tuple[int, int]] = {
+    "players": (2, 8),  # table sizes: RULES 10 caps the largest preset (international) at 8
+    "decks": (1, 4),  # 52-card decks (RULES 1); no preset uses more than 2
+    "jokers": (0, 16),  # jokers in all: up to 4 per deck
+    "hand_size": (1, 30),  # RULES 2.4; the presets deal 6 to 13
+    "set_max": (3, 40),  # RULES 4.1: 4 decks hold 16 cards of a rank, 16 more of a wild rank, 8 jokers
+    "max_wilds_per_meld": (0, 40),  # RULES 4.3, 0 = no cap; no meld holds more cards than a set can
+    "melds_per_turn": (0, 20),  # RULES 3.2, 0 = unlimited; a 30-card hand holds at most 10 melds
+    "meld_all_at_once_deals": (1, MAX_DEALS),  # deal numbers (RULES 3.5)
+    "initial_meld": (0, 10_000),  # points to open (RULES 5.1)
+    "max_stock_rebuilds": (0, 1_000),  # RULES 6.3; absent = unlimited
+    "max_turns": (1, 5_000),  # turns per deal (RULES 6.4)
+    "target": (1, 100_000),  # RULES 8
+    "deals": (1, MAX_DEALS),  # RULES 8; a game never has more deals than MAX_DEALS
+}
+"""The allowed range (inclusive) of every numeric option; for per-count options, of each value."""
 
 
 class RulesError(ValueError):
@@ -104,7 +130,7 @@ class RuleSet:
         for lo, hi, value in table:
             if lo <= players <= hi:
                 return value
-        raise RulesError(f"{option} gives no value for {players} players")
+        raise RulesError(f"{option}: the table gives no value for {players} players")
 
     def deck_size(self, players: int) -> int:
         return self.count_value("decks", players) * CARDS_PER_DECK + self.count_value("jokers", players)
@@ -194,11 +220,20 @@ def _per_count_to_data(pc: PerCount) -> int | dict[str, int]:
     return out
 
 
-def _expect_int(v: object, key: str, minimum: int = 0) -> int:
+def out_of_bounds(key: str, v: int, where: str = "") -> str | None:
+    """The sentence rejecting ``v`` for option ``key`` if it is outside ``BOUNDS``, else None."""
+    lo, hi = BOUNDS[key]
+    if lo <= v <= hi:
+        return None
+    return f"{key}: must be from {lo} to {hi}{where}, got {v}"
+
+
+def _expect_int(v: object, key: str) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise RulesError(f"{key}: expected a whole number, got {v!r}")
-    if v < minimum:
-        raise RulesError(f"{key}: must be at least {minimum}, got {v}")
+    problem = out_of_bounds(key, v)
+    if problem:
+        raise RulesError(problem)
     return v
 
 
@@ -216,7 +251,7 @@ def _convert(key: str, v: object) -> object:
             v = [a, b]
         if isinstance(v, (list, tuple)) and len(v) == 2:
             try:
-                lo, hi = int(v[0]), int(v[1])
+                lo, hi = (x if isinstance(x, int) and not isinstance(x, bool) else int(str(x).strip()) for x in v)
             except (TypeError, ValueError):
                 raise RulesError(f"players: expected [min, max] or \"min-max\", got {v!r}") from None
             return (lo, hi)
@@ -248,18 +283,20 @@ def _convert(key: str, v: object) -> object:
     if key == "meld_all_at_once_deals":
         if not isinstance(v, (list, tuple)):
             raise RulesError(f"{key}: expected a list of deal numbers, got {v!r}")
-        return tuple(sorted(_expect_int(x, key, 1) for x in v))
+        if len(v) > MAX_DEALS:
+            raise RulesError(f"{key}: expected at most {MAX_DEALS} deal numbers, got {len(v)}")
+        return tuple(sorted({_expect_int(x, key) for x in v}))
     if key == "max_stock_rebuilds":
         if v is None or v == "unlimited":
             return None
         return _expect_int(v, key)
     if key == "deals":
-        return None if v is None else _expect_int(v, key, 1)
+        return None if v is None else _expect_int(v, key)
     default = _DEFAULTS[key]
     if isinstance(default, bool):
         return _expect_bool(v, key)
     if isinstance(default, int):
-        return _expect_int(v, key, 1 if key in ("max_turns", "target") else 0)
+        return _expect_int(v, key)
     raise RulesError(f"{key}: cannot be set")  # pragma: no cover - every option is handled above
 
 
@@ -292,18 +329,39 @@ def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | No
     return rules
 
 
-def validate(r: RuleSet) -> None:
-    """Reject impossible combinations; each message names the option and the rule."""
+def _check_bounds(r: RuleSet) -> None:
+    """Every numeric option within ``BOUNDS`` (checked before anything iterates over a value)."""
     lo, hi = r.players
-    if lo < 2 or hi < lo:
-        raise RulesError(f"players: need 2 <= min <= max, got {lo}-{hi}")
+    bmin, bmax = BOUNDS["players"]
+    if not bmin <= lo <= hi <= bmax:
+        raise RulesError(f"players: min and max must be from {bmin} to {bmax}, min <= max, got {lo}-{hi}")
+    for opt in PER_COUNT_OPTIONS:
+        flat = len(getattr(r, opt)) == 1
+        for n in range(lo, hi + 1):
+            problem = out_of_bounds(opt, r.count_value(opt, n), "" if flat else f" for {n} players")
+            if problem:
+                raise RulesError(problem)
+    for key in ("set_max", "max_wilds_per_meld", "melds_per_turn", "max_turns", "target"):
+        problem = out_of_bounds(key, getattr(r, key))
+        if problem:
+            raise RulesError(problem)
+    for key in ("initial_meld", "max_stock_rebuilds", "deals"):
+        v = getattr(r, key)
+        problem = out_of_bounds(key, v) if isinstance(v, int) else None
+        if problem:
+            raise RulesError(problem)
+    for d in r.meld_all_at_once_deals:
+        problem = out_of_bounds("meld_all_at_once_deals", d)
+        if problem:
+            raise RulesError(problem)
+
+
+def validate(r: RuleSet) -> None:
+    """Reject out-of-range values and impossible combinations; each message names the option and the rule."""
+    _check_bounds(r)
+    lo, hi = r.players
     if r.card_values is None:
         raise RulesError("card_values: must be set")
-    for opt in PER_COUNT_OPTIONS:
-        for n in range(lo, hi + 1):
-            v = r.count_value(opt, n)
-            if v < (1 if opt != "jokers" else 0):
-                raise RulesError(f"{opt}: must be at least {1 if opt != 'jokers' else 0} for {n} players, got {v}")
     for n in range(lo, hi + 1):
         hand = r.count_value("hand_size", n)
         need = n * hand + (1 if r.first_player_extra_card else 0) + 2

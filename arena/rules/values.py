@@ -77,6 +77,10 @@ VALUE_TABLES: dict[str, ValueTable] = {
 }
 
 
+MAX_CARD_VALUE = 1000
+"""Highest value an inline table may give a card (RULES 7; the presets give at most 20)."""
+
+
 def value_table_from_data(data: object, key: str) -> ValueTable:
     """A table by name, or an inline table ``{A = 1, 2 = 2, ..., JK = 15, ace_high = 15}``."""
     if isinstance(data, str):
@@ -91,8 +95,8 @@ def value_table_from_data(data: object, key: str) -> ValueTable:
         extra: dict[str, int | None] = {"ace_high": None, "ace_low_in_run": None}
         joker = None
         for k, v in data.items():
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValueError(f"{key}.{k}: expected a whole number >= 0, got {v!r}")
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_CARD_VALUE:
+                raise ValueError(f"{key}.{k}: expected a whole number from 0 to {MAX_CARD_VALUE}, got {v!r}")
             ku = str(k).upper()
             if ku == "JK":
                 joker = v
