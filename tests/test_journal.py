@@ -1,14 +1,20 @@
-"""The JSON Lines journal: durable appends, a torn final line ignored and repaired."""
+"""The JSON Lines journal: durable appends, a torn final line ignored and repaired, no write to a lost file."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
+import pytest
+
+from arena.tournament import journal
 from arena.tournament.journal import (
     CORRUPT_FILE,
     JOURNAL_FILE,
     Journal,
     JournalEntry,
+    JournalError,
     append,
     done_indices,
     encode,
@@ -67,3 +73,35 @@ def test_corrupt_middle_line_and_duplicates_are_skipped(tmp_path: Path) -> None:
     contents = read(tmp_path)
     assert [e.index for e in contents.entries] == [0, 1]
     assert len(contents.problems) == 2 and not contents.truncated_tail
+
+
+def test_an_append_to_a_deleted_or_replaced_journal_is_refused(tmp_path: Path) -> None:
+    with Journal(tmp_path) as j:
+        j.append(entry(0))
+        (tmp_path / JOURNAL_FILE).unlink()
+        with pytest.raises(JournalError, match="was deleted or moved"):
+            j.append(entry(1))
+    with Journal(tmp_path) as j:
+        j.append(entry(1))
+        copy = tmp_path / "copy.jsonl"
+        copy.write_bytes((tmp_path / JOURNAL_FILE).read_bytes())
+        copy.replace(tmp_path / JOURNAL_FILE)
+        with pytest.raises(JournalError, match="was replaced by another file"):
+            j.append(entry(2))
+    assert done_indices(tmp_path) == {1}  # nothing went to the replaced file's copy
+
+
+def test_a_failed_write_is_one_sentence_and_leaves_no_partial_line(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    with Journal(tmp_path) as j:
+        j.append(entry(0))
+        before = (tmp_path / JOURNAL_FILE).read_bytes()
+
+        def full_disk(fd: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(journal.os, "fsync", full_disk)
+        with pytest.raises(JournalError) as info:
+            j.append(entry(1))
+    assert str(info.value) == f"cannot write the journal {tmp_path / JOURNAL_FILE}: No space left on device"
+    assert (tmp_path / JOURNAL_FILE).read_bytes() == before  # the half-recorded line was cut off again

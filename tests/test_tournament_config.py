@@ -65,7 +65,7 @@ def test_minimal_file_gets_every_default(tmp_path: Path) -> None:
     assert t.bot_names == ("a", "b", "c")
     assert t.rules == resolve("basic")
     assert (t.seats, t.deal_sets, t.seating, t.max_tables) == (3, 2, "all", None)
-    assert t.time == TimeControl(10000, 1000, 0, 0, 50)
+    assert t.time == TimeControl(10000, 1000, 0, 0, 50, clock="cpu")  # tournaments charge CPU time by default
     assert t.failures == FailurePolicy()
     assert t.failures.policy("illegal") == "retry"
     assert t.failures.policy("crash") == "forfeit"
