@@ -97,3 +97,32 @@ def test_a_record_with_other_rules_fails() -> None:
     other = Header(header.seed + 1, header.players, header.rules, header.seats, header.extra)
     with pytest.raises(ReplayError):
         replay(other, entries)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_golden_game_replays_byte_identically(preset: str) -> None:
+    lines = (GOLDEN / f"{preset}.jsonl").read_text(encoding="utf-8").splitlines()
+    header, entries = load(preset)
+    game = replay(header, entries)
+    assert [json.dumps(e, separators=(",", ":")) for e in game.log] == lines[1:]
+    assert json.dumps(header.to_data(), separators=(",", ":")) == lines[0]
+
+
+def test_a_rebuild_written_after_its_draw_fails_naming_the_old_order() -> None:
+    header, entries = load("basic")
+    i = next(k for k, e in enumerate(entries) if e["e"] == "rebuild" and e["upcard"] is None)
+    assert entries[i + 1]["e"] == "draw"
+    swapped = entries[:i] + [entries[i + 1], entries[i]] + entries[i + 2:]
+    with pytest.raises(ReplayError, match=f"^entry {i + 1}: "):
+        replay(header, swapped)
+    old = Header(header.seed, header.players, header.rules, header.seats, header.extra, version=1)
+    with pytest.raises(ReplayError, match="record version 1 file"):
+        replay(old, swapped)
+
+
+def test_an_entry_the_engine_did_not_make_fails_before_the_action_it_precedes() -> None:
+    header, entries = load("basic")
+    i = next(k for k, e in enumerate(entries) if e["e"] == "draw")
+    bogus = {"e": "rebuild", "stock_size": 3, "upcard": None}
+    with pytest.raises(ReplayError, match=f"^entry {i + 1}: "):
+        replay(header, entries[:i] + [bogus] + entries[i:])

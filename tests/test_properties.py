@@ -5,7 +5,10 @@
 - illegal actions of every kind are rejected with a reason naming the rule and
   change nothing (every seat's observation, the stock, the log);
 - totals equal the sum of the per-deal scores; placings are complete;
-- the same seed gives the same record, and the record replays.
+- the same seed gives the same record, and the record replays;
+- a bot that follows the public events in order sees exactly the engine's
+  table after every action: melds as put down, lay-offs and swaps after them,
+  a rebuild before the draw it made possible, cards conserved at every event.
 
 Bounded by ``max_examples`` so that the file runs in well under a minute.
 """
@@ -19,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.cards import JOKER, full_deck
+from arena.cards import JOKER, full_deck, texts
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap
-from arena.rules.game import Game, Phase
+from arena.rules.game import Game, Phase, public_events
 from arena.rules.observation import Observation
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
@@ -310,3 +313,168 @@ def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wil
         rest = list(hand)
         for c in cards:
             rest.remove(c)  # every candidate is made of cards in the hand, each used once
+
+
+# -- the events say what happened, in order ----------------------------------------
+
+
+class EventFollower:
+    """A bot's picture of the table built only from public events, as they arrive."""
+
+    def __init__(self, n: int, multiplicity: dict[str, int]) -> None:
+        self.n = n
+        self.multiplicity = multiplicity  # most copies of each card the deck can hold
+        self.melds: dict[int, tuple[str, int, list[str]]] = {}  # id -> (kind, owner, cards)
+        self.stock = 0
+        self.discard: list[str] = []
+        self.hands = [0] * n
+        self.dead = 0
+        self.deck = 0
+
+    def follow(self, ev: dict[str, Any], action: dict[str, Any] | None) -> None:
+        kind = ev["kind"]
+        if kind == "deal_start":
+            self.melds, self.dead = {}, 0
+            self.hands = list(ev["hand_sizes"])
+            self.stock, self.discard = ev["stock_size"], [ev["upcard"]]
+            self.deck = sum(self.hands) + self.stock + 1
+        elif kind == "draw":
+            self.hands[ev["seat"]] += 1
+            if ev["source"] == "discard":
+                assert self.discard and self.discard[-1] == ev["card"]
+                self.discard.pop()
+            else:
+                self.stock -= 1
+                assert self.stock >= 0, "a draw from an empty stock (its rebuild must come first)"
+        elif kind == "rebuild":
+            assert self.stock == 0, "the stock was rebuilt while it still held cards"
+            assert len(self.discard) == ev["stock_size"] + (ev["upcard"] is not None)
+            self.stock = ev["stock_size"]
+            self.discard = [] if ev["upcard"] is None else [ev["upcard"]]
+        elif kind == "meld":
+            m = ev["meld"]
+            assert m["id"] not in self.melds and m["id"] == len(self.melds)
+            self.melds[m["id"]] = (m["kind"], m["owner"], list(m["cards"]))
+            self.hands[ev["seat"]] -= len(m["cards"])
+            assert action is not None
+            put_down = [a for a in action["actions"] if a["type"] == "meld"]
+            shown = [e for e in action["effects"] if e["kind"] == "meld"]
+            want = put_down[shown.index(next(e for e in shown if e["meld"]["id"] == m["id"]))]["cards"]
+            assert sorted(m["cards"]) == sorted(c.upper().rstrip("*").replace("10", "T") for c in want), \
+                "a meld event shows more (or other) cards than were melded"
+        elif kind == "layoff":
+            self.melds[ev["meld"]][2].extend(ev["cards"])
+            self.hands[ev["seat"]] -= len(ev["cards"])
+        elif kind == "swap":
+            cards = self.melds[ev["meld"]][2]
+            cards.remove(ev["wild"])
+            cards.append(ev["card"])
+        elif kind == "discard":
+            self.hands[ev["seat"]] -= 1
+            self.discard.append(ev["card"])
+        elif kind == "forfeit":
+            self.dead += self.hands[ev["seat"]]
+            self.hands[ev["seat"]] = 0
+        self.check()
+
+    def check(self) -> None:
+        """What must hold after every event: conservation, and no card more often than the deck has it."""
+        if not self.deck:
+            return
+        on_table = [c for _, _, cards in self.melds.values() for c in cards] + self.discard
+        assert min(self.hands) >= 0 and self.stock >= 0
+        assert sum(self.hands) + self.stock + len(on_table) + self.dead == self.deck, "cards not conserved"
+        seen: dict[str, int] = {}
+        for c in on_table:
+            seen[c] = seen.get(c, 0) + 1
+            assert seen[c] <= self.multiplicity.get(c, 0), f"{c} appears more often than the deck holds it"
+
+    def matches(self, g: Game) -> None:
+        """The follower's picture equals the engine's table."""
+        obs = g.observation(0).to_data()
+        assert {m["id"]: (m["kind"], m["owner"], sorted(m["cards"])) for m in obs["melds"]} == \
+            {i: (k, o, sorted(cs)) for i, (k, o, cs) in self.melds.items()}
+        assert obs["stock_size"] == self.stock and obs["discard"] == self.discard
+        if not g.over:
+            assert obs["hand_sizes"] == self.hands
+
+
+def _multiplicity(g: Game) -> dict[str, int]:
+    r = g.rules
+    most = max(r.count_value("decks", k) for k in range(2, g.n + 1))
+    jokers = max(r.count_value("jokers", k) for k in range(2, g.n + 1))
+    out = {c: most for c in texts(full_deck(1, 0))}
+    out["JK"] = jokers
+    return out
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=overrides(), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX), forfeit=st.floats(0, 0.01))
+def test_following_the_events_in_order_reconstructs_the_table(
+    case: tuple[str, int, dict[str, Any]], seed: int, mix: list[str], forfeit: float
+) -> None:
+    preset, n, over = case
+    g = Game(resolve(preset, over), n, seed)
+    policies = policies_for(g.rules, names_for(mix, n), seed)
+    rng = random.Random(seed)
+    follower = EventFollower(n, _multiplicity(g))
+    for entry in g.log:
+        for ev in public_events(entry):
+            follower.follow(ev, None)
+    follower.matches(g)
+    steps = 0
+    while not g.over:
+        obs = g.observation(g.current)
+        if rng.random() < forfeit:
+            entries = g.forfeit(g.current, "test", "crash")
+        elif g.phase is Phase.DRAW:
+            entries = g.draw(policies[g.current].draw(obs))
+        else:
+            entries = g.play(policies[g.current].play(obs))
+        for entry in entries:
+            for ev in public_events(entry):
+                follower.follow(ev, entry if entry["e"] == "play" else None)
+        if not g.over or g.end_reason == "forfeit":
+            follower.matches(g)
+        steps += 1
+        assert steps < STEP_CAP
+
+
+def _one_turn_meld_then_layoff() -> tuple[Game, list[dict[str, Any]]]:
+    """A parlett game (seed 34 of the golden games) at a turn that melds and then lays off on that meld."""
+    r = resolve("parlett")
+    g = Game(r, 3, 34)
+    policies = policies_for(r, ["greedy"] * 3, 34)
+    while not g.over:
+        obs = g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            g.draw(policies[g.current].draw(obs))
+            continue
+        play = policies[g.current].play(obs)
+        kinds = [type(a).__name__ for a in play.actions]
+        entries = g.play(play)
+        if "Meld" in kinds and "LayOff" in kinds[kinds.index("Meld"):]:
+            return g, entries
+    raise AssertionError("no turn melded and laid off")
+
+
+def test_a_meld_entry_shows_the_meld_as_it_was_put_down() -> None:
+    g, entries = _one_turn_meld_then_layoff()
+    play = entries[0]
+    meld_fx = next(fx for fx in play["effects"] if fx["kind"] == "meld")
+    layoff_fx = next(fx for fx in play["effects"] if fx["kind"] == "layoff" and fx["meld"] == meld_fx["meld"]["id"])
+    table = next(m for m in g.observation(0).melds if m.id == meld_fx["meld"]["id"])
+    assert len(meld_fx["meld"]["cards"]) + len(layoff_fx["cards"]) == len(table.cards)
+
+
+def test_a_rebuild_is_logged_before_the_draw_it_made_possible() -> None:
+    r = resolve("basic")
+    for seed in range(40):
+        g, _ = play_game(r, policies_for(r, ["greedy", "random", "greedy"], seed), seed)
+        log = g.log
+        for i, e in enumerate(log):
+            if e["e"] == "rebuild" and e["upcard"] is None:
+                assert log[i + 1]["e"] == "draw" and log[i + 1]["source"] == "stock" and "card" in log[i + 1]
+                assert log[i - 1]["e"] == "play"
+                return
+    raise AssertionError("no game rebuilt its stock")

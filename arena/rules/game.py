@@ -14,7 +14,10 @@ random act of a deal of (seed, d, k) (RULES 2.3), so a deal replays exactly
 under any seating.
 
 The record (``log``) holds every action and its effect, including private
-ones (hands, drawn cards); ``public_event`` says what every seat may see.
+ones (hands, drawn cards); ``public_events`` says what every seat may see.
+Each entry shows the state at its own moment: a meld as it was put down
+(lay-offs and swaps on it later in the same turn follow as their own
+effects), and a stock rebuild before the draw it made possible (RULES 6.3).
 """
 
 from __future__ import annotations
@@ -181,15 +184,19 @@ class Game:
         if not self.stock and self.rules.upcard_after_rebuild:
             self._rebuild(upcard=True)
 
-    def _rebuild(self, upcard: bool) -> bool:
-        """Turn the discard pile into a new stock (RULES 6.3); False if the deal ended instead."""
+    def _can_rebuild(self, upcard: bool) -> bool:
+        """Whether the discard pile may become a new stock now (RULES 6.3): rebuilds left, and cards for it."""
         r = self.rules
         if r.max_stock_rebuilds is not None and self.rebuilds >= r.max_stock_rebuilds:
+            return False
+        return len(self.discard) >= (2 if upcard else 1)
+
+    def _rebuild(self, upcard: bool) -> bool:
+        """Turn the discard pile into a new stock (RULES 6.3); False if the deal ended instead."""
+        if not self._can_rebuild(upcard):
             self._end_deal(None, "stock_exhausted")
             return False
-        if len(self.discard) < (2 if upcard else 1):
-            self._end_deal(None, "stock_exhausted")
-            return False
+        r = self.rules
         new = list(self.discard)
         if r.stock_exhausted == "reshuffle":
             self._act_rng().shuffle(new)
@@ -358,19 +365,21 @@ class Game:
         self.verify_draw(source)
         start = len(self.log)
         entry: Entry = {"e": "draw", "seat": self.current, "source": source}
-        self.log.append(entry)
         if source == DISCARD:
             card = self.discard.pop()
             self.took_discard = True
-        else:
-            if not self.stock:
-                if self.rules.stock_exhausted == "end":
-                    self._end_deal(None, "stock_exhausted")
-                    return self.log[start:]
-                if not self._rebuild(upcard=False):
-                    return self.log[start:]
+        elif self.stock:
             card = self.stock.pop()
+        elif self.rules.stock_exhausted != "end" and self._can_rebuild(upcard=False):
+            self._rebuild(upcard=False)  # logged before the draw it makes possible
+            card = self.stock.pop()
+        else:
+            # The draw that found no stock and no way to rebuild it, then the end of the deal (RULES 6.3).
+            self.log.append(entry)
+            self._end_deal(None, "stock_exhausted")
+            return self.log[start:]
         entry["card"] = text(card)
+        self.log.append(entry)
         self.hands[self.current].append(card)
         self.drawn = card
         self.phase = Phase.PLAY
@@ -427,7 +436,7 @@ class Game:
     def _effect_data(self, fx: dict[str, Any]) -> Entry:
         kind = fx["kind"]
         if kind == "meld":
-            return {"kind": "meld", "meld": meld_to_data(self.melds[fx["meld"]])}
+            return {"kind": "meld", "meld": meld_to_data(fx["as_melded"])}
         if kind == "layoff":
             return {"kind": "layoff", "meld": fx["meld"], "cards": texts(fx["cards"])}
         return {"kind": "swap", "meld": fx["meld"], "card": text(fx["card"]), "wild": text(fx["wild"])}
@@ -476,6 +485,8 @@ def public_events(entry: Entry) -> list[Entry]:
                  "hand_sizes": [len(h) for h in entry["hands"]], "upcard": entry["upcard"],
                  "stock_size": entry["stock_size"]}]
     if e == "draw":
+        if "card" not in entry:
+            return []  # the stock was empty and could not be rebuilt: nothing was drawn, the deal_end says why
         out: Entry = {"kind": "draw", "seat": entry["seat"], "source": entry["source"]}
         if entry["source"] == DISCARD:
             out["card"] = entry.get("card")

@@ -3,8 +3,13 @@
 A record is a header (seed, seat count, resolved rule options, optional seat
 names) and the game's log: every action (``draw``, ``play``, ``forfeit``)
 with its effect, and every deal start, rebuild, deal end (per-deal scores)
-and the game end.  ``replay`` feeds the actions to a fresh ``Game`` and
-checks that every entry comes out the same.
+and the game end, in the order they happened (so a rebuild forced by a draw
+comes before that draw).  ``replay`` feeds the actions to a fresh ``Game``
+and checks that every entry comes out the same.
+
+Record version 2 is version 1 with every entry at its own moment: version 1
+wrote a meld as it stood at the end of its turn and a draw's rebuild after
+the draw, so a version 1 record with either does not replay.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from arena.rules.actions import IllegalAction, play_from_data
 from arena.rules.game import Game
 from arena.rules.options import RuleSet, RulesError
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 ACTIONS = ("draw", "play", "forfeit")
 REFEREE_ENTRIES = ("failure",)  # written by the referee, not the engine: skipped by replay
 REFEREE_FIELDS = ("ms",)  # decision latency, added to draw/play entries by the referee
@@ -37,9 +42,10 @@ class Header:
     rules: RuleSet
     seats: tuple[str, ...] = ()
     extra: tuple[tuple[str, Any], ...] = ()
+    version: int = RECORD_VERSION
 
     def to_data(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"record": RECORD_VERSION, "seed": self.seed, "players": self.players, "rules": self.rules.to_data()}
+        d: dict[str, Any] = {"record": self.version, "seed": self.seed, "players": self.players, "rules": self.rules.to_data()}
         if self.seats:
             d["seats"] = list(self.seats)
         d.update(dict(self.extra))
@@ -51,7 +57,7 @@ class Header:
             rules = RuleSet.from_data(d["rules"])
             known = {"record", "seed", "players", "rules", "seats"}
             return cls(int(d["seed"]), int(d["players"]), rules, tuple(d.get("seats", ())),
-                       tuple((k, v) for k, v in d.items() if k not in known))
+                       tuple((k, v) for k, v in d.items() if k not in known), int(d.get("record", 1)))
         except (KeyError, TypeError, ValueError, RulesError) as e:
             raise ReplayError(0, f"the header is not a valid record header ({e})") from None
 
@@ -84,7 +90,11 @@ def replay(header: Header, record: list[dict[str, Any]]) -> Game:
         return _replay(header, entries)
     except ReplayError as e:
         n = numbers[e.index - 1] if 0 < e.index <= len(numbers) else len(record) + 1
-        raise ReplayError(n, str(e).split(": ", 1)[1]) from None
+        hint = "" if header.version >= RECORD_VERSION else (
+            f" (a record version {header.version} file: before version {RECORD_VERSION}, a meld entry showed the meld "
+            "at the end of its turn and a rebuild came after the draw that needed it)"
+        )
+        raise ReplayError(n, str(e).split(": ", 1)[1] + hint) from None
 
 
 def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
@@ -101,28 +111,38 @@ def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
             checked += 1
 
     check_upto(len(game.log))
-    for i, entry in enumerate(entries):
+    for i in range(len(entries)):
         if i < checked:
             continue
-        kind = entry.get("e")
-        if kind not in ACTIONS:
+        # Entries an action produces may come before it (a rebuild before its draw): apply the next action.
+        at = next((j for j in range(i, len(entries)) if entries[j].get("e") in ACTIONS), None)
+        if at is None:
+            kind = entries[i].get("e")
             raise ReplayError(i + 1, f"the engine has no {kind!r} entry here (expected {game.log[i]['e'] if i < len(game.log) else 'nothing'})")
-        try:
-            if kind == "draw":
-                if entry.get("seat") != game.current:
-                    raise ReplayError(i + 1, f"draw by seat {entry.get('seat')} but it is seat {game.current}'s turn")
-                game.draw(entry["source"])
-            elif kind == "play":
-                if entry.get("seat") != game.current:
-                    raise ReplayError(i + 1, f"play by seat {entry.get('seat')} but it is seat {game.current}'s turn")
-                game.play(play_from_data(entry["actions"], entry["discard"]))
-            else:
-                game.forfeit(int(entry["seat"]), entry.get("reason", ""), entry.get("failure", "forfeit"))
-        except IllegalAction as e:
-            raise ReplayError(i + 1, f"the engine rejects this {kind}: {e}") from None
-        except (KeyError, TypeError) as e:
-            raise ReplayError(i + 1, f"malformed {kind} entry ({e})") from None
+        _apply(game, entries[at], at + 1)
         check_upto(len(game.log))
+        if checked <= at:
+            raise ReplayError(checked + 1, f"the engine has no {entries[checked].get('e')!r} entry here")
     if checked < len(game.log):
         raise ReplayError(checked + 1, f"the record is missing the engine's {game.log[checked]['e']} entry")
     return game
+
+
+def _apply(game: Game, entry: dict[str, Any], number: int) -> None:
+    """Feed one action entry (``draw``, ``play`` or ``forfeit``) to ``game``; ReplayError names ``number``."""
+    kind = entry.get("e")
+    try:
+        if kind == "draw":
+            if entry.get("seat") != game.current:
+                raise ReplayError(number, f"draw by seat {entry.get('seat')} but it is seat {game.current}'s turn")
+            game.draw(entry["source"])
+        elif kind == "play":
+            if entry.get("seat") != game.current:
+                raise ReplayError(number, f"play by seat {entry.get('seat')} but it is seat {game.current}'s turn")
+            game.play(play_from_data(entry["actions"], entry["discard"]))
+        else:
+            game.forfeit(int(entry["seat"]), entry.get("reason", ""), entry.get("failure", "forfeit"))
+    except IllegalAction as e:
+        raise ReplayError(number, f"the engine rejects this {kind}: {e}") from None
+    except (KeyError, TypeError) as e:
+        raise ReplayError(number, f"malformed {kind} entry ({e})") from None

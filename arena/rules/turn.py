@@ -41,6 +41,7 @@ class TurnOutcome:
     out: bool
     discard: Card | None
     table_played: bool
+    # What each action did, in order; a meld's effect holds the meld as it was put down ("as_melded").
     effects: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -128,8 +129,9 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
                 raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
             m.id, m.owner = len(melds), seat
             settle_wilds(m.cards, m.id)
+            # Not marked as copied: a later action of this turn on it works on a copy, so ``m``
+            # stays the meld as it was put down (what the record and the meld event show).
             melds.append(m)
-            copied.add(m.id)
             new_melds += 1
             if not opened:
                 opening_total += opening_value(m, rules)
@@ -137,7 +139,7 @@ def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -
                     drawn_in_opening = True
                 if opening_total >= requirement:
                     opened = True
-            effects.append({"kind": "meld", "seat": seat, "meld": m.id})
+            effects.append({"kind": "meld", "seat": seat, "meld": m.id, "as_melded": m})
         elif isinstance(act, LayOff):
             if not opened and not initial_zero:
                 raise IllegalAction(f"{where}: cannot lay off before opening (RULES 5.2)")
