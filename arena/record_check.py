@@ -130,8 +130,9 @@ def check_header(obj: Any, where: str) -> int:
     """Check a record header; returns its number of players."""
     if not isinstance(obj, dict) or "record" not in obj:
         raise RecordError(f"{where}: not a game record (the first line must be the record header)")
-    if obj["record"] != RECORD_VERSION or not _int(obj["record"]):
-        raise RecordError(f"{where}: record version {obj['record']!r} is not one this arena reads ({RECORD_VERSION})")
+    if not _int(obj["record"]) or not 1 <= obj["record"] <= RECORD_VERSION:
+        raise RecordError(f"{where}: record version {_shown(obj['record'])} is not one this arena reads "
+                          f"(1 to {RECORD_VERSION})")
     for key in ("seed", "players"):
         if not _int(obj.get(key)):
             raise RecordError(f"{where}: header field {key!r} must be a whole number, got {_shown(obj.get(key))}")

@@ -245,3 +245,8 @@ def test_init_into_a_missing_folder_or_onto_a_folder(tmp_path: Path) -> None:
 def test_standings_of_a_folder_whose_journal_is_not_a_file(tmp_path: Path) -> None:
     (tmp_path / "journal.jsonl").mkdir()
     refused(arena("standings", tmp_path), "no journal.jsonl here")
+
+
+def test_a_record_of_an_unknown_version(tmp_path: Path) -> None:
+    for version in (0, 99, "1", True):
+        refused(arena("replay", _record(tmp_path, {"record": version})), "r.jsonl:1: record version")
