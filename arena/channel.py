@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import select
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -168,14 +169,31 @@ class Channel:
             del self._out[:n]
         return not self.write_closed
 
+    def close_write(self) -> None:
+        """Send what is queued (waiting at most a moment) and then end of file: the gate relays it and exits."""
+        deadline = time.monotonic() + 0.5
+        while self._out and not self.write_closed and time.monotonic() < deadline:
+            self.flush()
+            if self._out:
+                select.select([], [self.write_fd], [], 0.05)
+        try:
+            os.close(self.write_fd)
+        except OSError:
+            pass
+        self.write_closed = True
+        self.write_fd = -1
+
     @property
     def backlog(self) -> int:
         return len(self._out)
 
     def close(self) -> None:
         for fd in (self.read_fd, self.write_fd):
+            if fd < 0:
+                continue
             try:
                 os.close(fd)
             except OSError:
                 pass
+        self.read_fd = self.write_fd = -1
         self.eof = self.write_closed = True

@@ -15,10 +15,13 @@ What reaches the referee (stdout, one line each):
   (outside JSON strings a newline is whitespace; inside one it is invalid
   anyway);
 - a notice, which starts with a NUL byte and can never be a JSON message:
-  ``\\0bound ENDPOINT``, ``\\0multipart N`` (a message of N frames, dropped),
-  ``\\0oversized N`` (a frame of N bytes, dropped), ``\\0stranger`` (the first
-  message from a routing id that is not the bot's token), ``\\0dropped N`` (N
-  messages dropped because the referee was not reading), ``\\0exit CODE``.
+  ``\\0bound ENDPOINT``; ``\\0connected`` (a peer completed the ZeroMQ
+  handshake; once); ``\\0multipart N`` (a message of N frames, dropped);
+  ``\\0oversized N`` (a frame of N bytes, dropped); ``\\0overflow MIB`` (a
+  message too big for the gate's memory cap: the gate ends); ``\\0stranger``
+  (the first message from a routing id that is not the bot's token);
+  ``\\0dropped N`` (N messages dropped because the referee was not reading);
+  ``\\0exit CODE``.
 
 Lines from the referee (stdin) go to the bot's socket, never blocking: a bot
 that does not read loses messages, it cannot stall the gate.  The gate exits
@@ -50,6 +53,10 @@ STRANGER_REPLIES_PER_S = 10
 RCVHWM = 8
 
 
+class Overflow(Exception):
+    """The bot sent a message larger than the gate's memory cap: the gate reports it and ends."""
+
+
 class Gate:
     def __init__(self, bind: str, token: bytes) -> None:
         self.token = token
@@ -62,6 +69,9 @@ class Gate:
         self.sock.setsockopt(zmq.MAXMSGSIZE, FRAME_CAP_BYTES)
         self.sock.bind(bind)
         self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+        # Told once when a peer completes the ZeroMQ handshake, so that a bot that connects and
+        # then says nothing can be told apart from one that never connected.
+        self.monitor: zmq.Socket | None = self.sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
         self.out = bytearray()  # lines for the referee
         self.inbuf = bytearray()  # bytes from the referee, not a whole line yet
         self.dropped = 0
@@ -95,10 +105,12 @@ class Gate:
         """Read what is queued on the bot's socket (a bounded batch: stdin gets its turn too)."""
         for _ in range(256):
             try:
-                frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=False)
+                frames = self.sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            ident = frames[0].bytes
+            except MemoryError:  # a multipart message bigger than this process may hold
+                raise Overflow from None
+            ident = frames[0]
             if ident != self.token:
                 self.stranger(ident)
                 continue
@@ -109,7 +121,7 @@ class Gate:
             if len(body) > MAX_MESSAGE_BYTES:
                 self.emit(b"\0oversized %d" % len(body))
                 continue
-            data = body.bytes
+            data = body
             if b"\n" in data or b"\r" in data:
                 data = data.replace(b"\n", b" ").replace(b"\r", b" ")
             self.emit(data)
@@ -126,6 +138,14 @@ class Gate:
         self.stranger_budget -= 1
         self.send(ident, b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
                          b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}')
+
+    def connected(self) -> None:
+        assert self.monitor is not None
+        self.monitor.recv_multipart()
+        self.emit(b"\0connected")
+        self.sock.disable_monitor()
+        self.monitor.close(0)
+        self.monitor = None
 
     def send(self, ident: bytes, data: bytes) -> None:
         try:
@@ -192,19 +212,34 @@ def main(argv: list[str]) -> int:
     poller = zmq.Poller()
     poller.register(gate.sock, zmq.POLLIN)
     poller.register(0, zmq.POLLIN)
+    poller.register(gate.monitor, zmq.POLLIN)
+    waiting_out = False  # fd 1 registered for POLLOUT: the referee's pipe was full
     try:
         while True:
-            if gate.out:
-                poller.register(1, zmq.POLLOUT)
-            events = dict(poller.poll(100))
-            if gate.out:
-                poller.unregister(1)
-            if gate.sock in events:
-                gate.from_bot()
-            if events.get(0):
-                if not gate.from_referee():
-                    return 0  # the referee is done with this bot
+            try:
+                ready = poller.poll(100)
+                for what, _ in ready:
+                    if what is gate.sock:
+                        gate.from_bot()
+                    elif what is gate.monitor:
+                        poller.unregister(what)
+                        gate.connected()
+                    elif what == 0 and not gate.from_referee():
+                        gate.sock.close(linger=500)  # the referee is done: pass its last words on, then go
+                        return 0
+            except Overflow:
+                gate.out.clear()
+                gate.emit(b"\0overflow %d" % (MEMORY_CAP_BYTES >> 20))
+                os.set_blocking(1, True)
+                gate.flush()
+                return 1
             gate.flush()
+            if bool(gate.out) != waiting_out:
+                waiting_out = not waiting_out
+                if waiting_out:
+                    poller.register(1, zmq.POLLOUT)
+                else:
+                    poller.unregister(1)
             code = _reap(bot_pid) if bot_pid else None
             if code is not None:
                 bot_pid = 0

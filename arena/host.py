@@ -115,7 +115,7 @@ class BotHost:
             return False
         start_ms = self.remote_wait_ms if peer.spec.remote else self.time.start_ms
         deadline = time.monotonic() + start_ms / 1000
-        stranger = False
+        connected = False  # a peer completed the ZeroMQ handshake with the bot's gate
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -128,7 +128,7 @@ class BotHost:
                 peer.problem = self._exit_problem(peer)
                 return self._give_up(peer)
             if isinstance(item, Notice):
-                stranger = stranger or item.word == "stranger"
+                connected = connected or item.word in ("connected", "stranger")
                 continue
             if isinstance(item, Oversized):
                 self.send_error(peer, "oversized", f"expected hello: a message of {item.size} bytes, over the "
@@ -138,7 +138,7 @@ class BotHost:
                 return True
             if peer.problem is not None:
                 return self._give_up(peer)
-        if stranger:
+        if connected:
             peer.problem = ("token", f"connected but no hello arrived under its token within {start_ms} ms: "
                                      "check that the DEALER's routing id is set to the token (ARENA_TOKEN) "
                                      "before connecting")
@@ -238,15 +238,20 @@ class BotHost:
             host = f"tcp://{socket.gethostname()}"
         public = f"{host}:{port}"
         self.announce(f"waiting for {peer.spec.name}: connect a DEALER to {public} with routing id (token) "
-                      f"{peer.token}  (e.g. ARENA_TOKEN={peer.token} ... --endpoint {public})")
+                      f"{peer.token}; e.g. ARENA_TOKEN={peer.token} ... --endpoint {public}")
 
     # -- shutdown ---------------------------------------------------------------------------
     def stop_peer(self, peer: Peer, reason: str = "done", wait_s: float = 1.0) -> None:
         """Ask one bot to shut down, wait a little, then make sure it is gone."""
         if peer.ready and peer.alive():
-            self._reply(peer, {"type": "shutdown", "reason": reason})
+            self._tell_shutdown(peer, reason)
             self.wait_gone(peer, time.monotonic() + wait_s)
         self._release(peer)
+
+    def _tell_shutdown(self, peer: Peer, reason: str) -> None:
+        self._reply(peer, {"type": "shutdown", "reason": reason})
+        if peer.spec.remote and peer.process is not None:  # its gate ends once it has passed this on
+            peer.process.channel.close_write()
 
     def wait_gone(self, peer: Peer, deadline: float) -> None:
         """Wait until the bot's compartment has ended, or ``deadline``; its output is read meanwhile."""
@@ -272,7 +277,7 @@ class BotHost:
         self.closed = True
         live = [p for p in self.peers if p.ready and p.alive()]
         for p in live:
-            self._reply(p, {"type": "shutdown", "reason": reason})
+            self._tell_shutdown(p, reason)
         deadline = time.monotonic() + 1.0
         for p in live:
             self.wait_gone(p, deadline)

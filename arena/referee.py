@@ -98,7 +98,7 @@ class Referee:
         rules_data = self.rules.to_data()
         names = [s.peer.spec.name for s in self.seats]
         clock = {"decision_ms": self.time.decision_ms, "bank_ms": self.time.bank_ms,
-                 "increment_ms": self.time.increment_ms, "grace_ms": self.time.grace_ms}
+                 "increment_ms": self.time.increment_ms, "grace_ms": self.time.grace_ms, "clock": self.time.clock}
         for st in self.seats:
             if not st.peer.ready:
                 kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
@@ -140,8 +140,11 @@ class Referee:
 
     def _absorb(self, entries: list[dict[str, Any]], answered_ms: float | None = None) -> None:
         """Record engine entries (the action's latency on its first) and broadcast their public events."""
-        if entries and answered_ms is not None:
-            entries[0]["ms"] = answered_ms
+        if answered_ms is not None:  # on the action itself (a stock rebuild may come before a draw)
+            for entry in entries:
+                if entry["e"] in ("draw", "play"):
+                    entry["ms"] = answered_ms
+                    break
         for entry in entries:
             self.record.append(entry)
             self.on_entry(entry)
@@ -312,6 +315,11 @@ class Referee:
         if notice.word == "oversized":
             return self._fail(st, "oversized", f"a message of {notice.arg} bytes, over the {MAX_MESSAGE_BYTES}-byte "
                                                "limit", seq=seq)
+        if notice.word == "overflow":
+            if st.peer.process is not None:
+                st.peer.process.wait_exit(1.0)
+            return self._fail(st, "oversized", f"a multipart message larger than the {notice.arg} MiB its gate may "
+                                               "hold: the connection was closed", seq=seq)
         if notice.word == "dropped":
             self._stale(st, None, f"{notice.arg} messages were dropped unread: sent while no request was open")
         return None
@@ -326,10 +334,25 @@ class Referee:
         if proc is not None:
             proc.wait_exit(1.0)
         while_ = f" while deciding {decision}" if decision else " between its turns"
+        last = self._last_notice(st.peer)
+        if last is not None and last.word == "overflow":
+            return self._fail(st, "oversized", f"a multipart message larger than the {last.arg} MiB its gate may "
+                                               f"hold{while_}: the connection was closed")
         if proc is not None and proc.violation is not None:
             return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
         kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
         return self._fail(st, kind, f"the bot {self._exit(st.peer)}{while_}")
+
+    def _last_notice(self, peer: Peer) -> Notice | None:
+        """The gate's last notice before it ended (what is left in a dead bot's pipe is bounded)."""
+        last = None
+        for _ in range(10_000):
+            item = self.host.recv(peer, 0)
+            if item is None or isinstance(item, Closed):
+                break
+            if isinstance(item, Notice) and item.word != "exit":
+                last = item
+        return last
 
     def _check_gone(self) -> None:
         """Between two decisions: bots that ended (or were killed over a limit) while not on turn

@@ -55,6 +55,20 @@ def problem() -> str | None:
     return None
 
 
+def _private_paths(paths: Iterable[Path]) -> list[Path]:
+    """Those of ``paths`` that exist under the folders the sandbox replaces with empty ones."""
+    found: list[Path] = []
+    for path in paths:
+        path = path.resolve()
+        below = any(path.is_relative_to(p) and path != p for p in _REPLACED)  # never all of /tmp
+        if path.exists() and below and path not in found:
+            found.append(path)
+    return found
+
+
+_REPLACED = (Path("/tmp"), Path("/dev/shm"))
+
+
 def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], bwrap: str | None = None, as_pid_1: bool = False) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
     with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside)."""
@@ -67,6 +81,8 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], bwrap: str | None = N
             "--unshare-all",
             "--die-with-parent",
             "--new-session"]
+    for path in _private_paths([cwd, *(Path(w) for w in argv if w.startswith("/"))]):
+        args += ["--ro-bind", str(path), str(path)]  # the bot's folder and program, under a hidden /tmp
     for path in hide:
         path = Path(path).resolve()
         if path.is_dir() and path != Path("/"):

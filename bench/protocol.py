@@ -10,7 +10,8 @@ All in one run on this machine:
 3. games/s of those games (bots kept alive, as in a tournament worker), and of
    whole ``arena play basic greedy greedy`` commands (process start included).
 
-Target (issue 3): per-decision overhead at most 2x the raw round trip.
+Goal: per-decision overhead at most 2x the raw round trip; the sandbox costs no
+per-decision overhead and under 50 ms of start time (both measured here, with and without it).
 Run: ``python bench/protocol.py [--quick]``.
 """
 
@@ -82,7 +83,7 @@ def raw_round_trip(size: int, n: int) -> tuple[float, float]:
     return statistics.median(times) * 1e6, statistics.fmean(times) * 1e6
 
 
-def referee_overhead(games: int) -> dict[str, float]:
+def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
     from arena.host import BotHost
     from arena.referee import play_one
     from arena.rules.options import resolve
@@ -91,14 +92,15 @@ def referee_overhead(games: int) -> dict[str, float]:
     rules = resolve("basic")
     tc = TimeControl(start_ms=20000, decision_ms=5000)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "compute.txt"
         cmd = f"{sys.executable} -m bench.timed_bot greedy"
-        env = {"BENCH_OUT": str(out)}
-        host = BotHost(tc, Path(tmp) / "logs")
+        host = BotHost(tc, Path(tmp) / "logs", sandbox=sandbox)
         try:
-            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd, env=env), cwd=ROOT) for i in range(2)]
+            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd), cwd=ROOT) for i in range(2)]
+            starts = []
             for p in peers:
+                t = time.perf_counter()
                 host.start(p)
+                starts.append(time.perf_counter() - t)
             decisions = 0
             per_decision_latency: list[float] = []
             start = time.perf_counter()
@@ -111,13 +113,16 @@ def referee_overhead(games: int) -> dict[str, float]:
         finally:
             host.close()
         compute_s = busy_s = 0.0
-        for line in out.read_text().splitlines():
-            compute_s += float(line.split()[1])
-            busy_s += float(line.split()[2])
+        for log in (Path(tmp) / "logs").glob("*.log"):
+            for line in log.read_text().splitlines():
+                if line.startswith("BENCH "):
+                    compute_s += float(line.split()[2])
+                    busy_s += float(line.split()[3])
     return {
         "games": games,
         "decisions": decisions,
         "wall_s": wall,
+        "bot_start_ms": statistics.median(starts) * 1000,
         "games_per_s": games / wall,
         "wall_per_decision_us": wall / decisions * 1e6,
         "bot_compute_per_decision_us": compute_s / decisions * 1e6,
@@ -142,6 +147,7 @@ def main(quick: bool = False) -> dict[str, float]:
     size = typical_request_size()
     rtt, rtt_mean = raw_round_trip(size, 2000 if quick else 10000)
     ref = referee_overhead(10 if quick else 40)
+    bare = referee_overhead(10 if quick else 40, sandbox=False)
     cli = cli_games_per_s(2 if quick else 5)
     figures = {
         "request_bytes": size,
@@ -151,6 +157,8 @@ def main(quick: bool = False) -> dict[str, float]:
         "overhead_ratio": ref["overhead_per_decision_us"] / rtt,
         "overhead_ratio_vs_mean": ref["overhead_per_decision_us"] / rtt_mean,
         "cli_games_per_s": cli,
+        "nosandbox_overhead_per_decision_us": bare["overhead_per_decision_us"],
+        "nosandbox_bot_start_ms": bare["bot_start_ms"],
     }
     return figures
 
@@ -170,6 +178,10 @@ def report(f: dict[str, float]) -> str:
         ("... counting the bot's decoding as overhead too", f"{f['overhead_incl_bot_decoding_us']:.0f} us",
          f"{f['overhead_incl_bot_decoding_us'] / f['raw_rtt_us']:.2f}x raw round trip"),
         ("median decision latency seen by the referee", f"{f['median_latency_us']:.0f} us", ""),
+        ("same overhead without the sandbox", f"{f['nosandbox_overhead_per_decision_us']:.0f} us",
+         f"sandboxed / bare {f['overhead_per_decision_us'] / f['nosandbox_overhead_per_decision_us']:.2f}x"),
+        ("bot start to welcome, sandboxed / bare", f"{f['bot_start_ms']:.0f} / {f['nosandbox_bot_start_ms']:.0f} ms",
+         f"sandbox costs {f['bot_start_ms'] - f['nosandbox_bot_start_ms']:+.0f} ms (goal < 50 ms)"),
         ("games/s, basic greedy vs greedy, bots kept alive", f"{f['games_per_s']:.1f}", ""),
         ("games/s, whole `arena play` commands", f"{f['cli_games_per_s']:.2f}", "includes Python and bot start-up"),
     ]

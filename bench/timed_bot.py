@@ -1,7 +1,7 @@
 """A sample bot that also measures its own time (for bench/protocol.py).
 
-It reports two figures at shutdown, appended to the file in $BENCH_OUT as
-``decisions policy_seconds busy_seconds``: the time in the policy's decision
+It reports two figures at shutdown, as a line ``BENCH decisions policy_seconds
+busy_seconds`` on stderr (its log: a sandboxed bot can write nowhere else): the time in the policy's decision
 alone, and the client library's count of all time spent on requests (from
 receiving one to having sent the reply: decoding and encoding included).
 """
@@ -9,7 +9,6 @@ receiving one to having sent the reply: decoding and encoding included).
 from __future__ import annotations
 
 import atexit
-import os
 import sys
 import time
 
@@ -40,10 +39,7 @@ class TimedBot(PolicyBot):
 
 
 def _report(bot: TimedBot) -> None:
-    path = os.environ.get("BENCH_OUT")
-    if path:
-        with open(path, "a") as f:
-            f.write(f"{bot.count} {bot.compute} {bot.busy_s}\n")
+    print(f"BENCH {bot.count} {bot.compute} {bot.busy_s}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ Subclass :class:`Bot`, set ``name``, override :meth:`Bot.draw` and
     if __name__ == "__main__":
         Lazy().run()
 
-The endpoint and token come from ``--endpoint E --token T`` on the command
-line, else from the ``ARENA_ENDPOINT`` / ``ARENA_TOKEN`` environment variables.
+The endpoint comes from ``--endpoint E`` on the command line (else
+``ARENA_ENDPOINT``), the token from ``ARENA_TOKEN`` (the referee never puts it
+on a command line; ``--token T`` is still read, for a bot started by hand).
 An exception raised by the bot's own code is printed to stderr with the game
 and seq it was answering, and re-raised: the process exits non-zero and the
 referee records a crash.  A ``shutdown`` message makes :func:`run` return 0.

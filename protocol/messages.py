@@ -158,6 +158,7 @@ class Clock(msgspec.Struct, kw_only=True):
     bank_ms: int
     increment_ms: int
     grace_ms: int
+    clock: str = "wall"  # "wall" or "cpu": what a decision is charged (SPEC "Clocks")
 
 
 class DecisionClock(msgspec.Struct, kw_only=True):

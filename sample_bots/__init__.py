@@ -1,5 +1,5 @@
 """Reference bots: the engine's built-in policies behind the protocol client library.
 
 Run one by name in a tournament or ``arena play`` (``random``, ``greedy``), or
-directly: ``python -m sample_bots.greedy --endpoint E --token T``.
+directly: ``ARENA_TOKEN=T python -m sample_bots.greedy --endpoint E``.
 """

@@ -260,17 +260,18 @@ def test_stdio_bot_restarted_after_a_crash_plays_again(tmp_path):
             assert [e["kind"] for e in result.failure_log] == ["crash"], result.failure_log
             assert len(result.latencies_ms[0]) == 3  # three answers before the crash at the 4th request
         assert bot.starts == 2
-    assert not [t for t in threading.enumerate() if t.name.startswith("stdio-") and t.is_alive()]
+    assert not [t for t in threading.enumerate() if t.name.startswith("log-") and t.is_alive()]
 
 
-def test_stdio_bridge_threads_end_with_the_host(node, tmp_path):
+def test_stdio_bot_pipes_and_log_reader_end_with_the_host(node, tmp_path):
     with BotHost(FAST, tmp_path / "logs") as host:
         bot = host.add(BotSpec(name="minimal", command=MINIMAL, transport="stdio"))
         assert host.start(bot)
-        bridge = bot.bridge
-        assert bridge is not None and bridge.running
-    assert not bridge.running
-    assert bridge.lines == 1 and bridge.bad_lines == 0  # its hello
+        proc = bot.process
+        assert proc is not None and proc.alive()
+        assert bot.lines == 1 and bot.bad_lines == 0  # its hello
+    assert not proc.alive() and proc.channel.eof
+    assert not [t for t in threading.enumerate() if t.name == "log-minimal" and t.is_alive()]
 
 
 # -- the spec's bots and transcripts are the real thing ------------------------------------------

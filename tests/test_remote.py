@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -21,9 +22,10 @@ def test_remote_seat_plays_when_a_bot_connects_with_the_printed_token(tmp_path):
     bot = None
     try:
         line = referee.stderr.readline()
-        m = re.search(r"--endpoint (\S+) --token ([0-9a-f]+)", line)
+        m = re.search(r"ARENA_TOKEN=([0-9a-f]+) \.\.\. --endpoint (\S+)", line)
         assert m, line
-        bot = subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--endpoint", m[1], "--token", m[2]],
+        bot = subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--endpoint", m[2]],
+                               env={**os.environ, "ARENA_TOKEN": m[1]},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         out, err = referee.communicate(timeout=100)
         assert referee.returncode == 0, err

@@ -65,6 +65,7 @@ target = 60
 start_ms = 10000
 decision_ms = 400
 grace_ms = 50
+clock = "wall"   # the sleeping bots (late, hang, sleep) must time out at the limit itself
 
 [failures]
 timeout = "forfeit"

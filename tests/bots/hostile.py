@@ -154,6 +154,7 @@ def main() -> int:
         if mode == "escape" and requests == 2:
             for _ in range(int(os.environ.get("ESCAPES", "1"))):
                 escape(os.environ["ESCAPE_TAG"])
+            time.sleep(0.5)  # the game must not end before the referee's watcher has looked
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched

@@ -27,6 +27,7 @@ Usage: misbehave.py MODE [--endpoint E --token T]; it plays legal moves
   connect_twice after its welcome, connects a second socket with the same token and says hello
   mem_hog       allocates 400 MiB at its 2nd request and keeps it
   halftime      answers every request after half its per-decision limit
+  halfcpu       computes (burns CPU) for half its per-decision limit before every answer
   spawner       starts 12 sleeping child processes at its 2nd request (answering 0.6 s late)
 """
 
@@ -103,6 +104,10 @@ def main() -> int:
         reply = legal_reply(msg)
         if mode == "halftime":
             time.sleep(msg["clock"]["decision_ms"] / 2000)
+        if mode == "halfcpu":
+            until = time.process_time() + msg["clock"]["decision_ms"] / 2000
+            while time.process_time() < until:
+                pass
         if mode == "crash" and requests == 5:
             return 3
         if mode == "crash_random" and requests == crash_at:
