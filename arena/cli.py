@@ -22,6 +22,7 @@ from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
     from arena.settings import BotSpec
+    from arena.tournament.journal import BadJournal
 
 app = typer.Typer(
     add_completion=False,
@@ -292,7 +293,7 @@ def _check_sandbox(sandbox: bool) -> None:
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
     bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, or remote:NAME.")],
-    seed: Annotated[int, typer.Option("--seed", "-s", help="Game seed (decides every deal).")] = 1,
+    seed: Annotated[Optional[int], typer.Option("--seed", "-s", help="Game seed (decides every deal; default: a random one, shown at the end). Bots are never told it.")] = None,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
     increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
@@ -343,6 +344,7 @@ def play(
     if wall_ms < 0:
         fail(f"--wall-ms: expected 0 or more, got {wall_ms}")
     _check_sandbox(sandbox)
+    seed = _play_seed(seed)
     tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms,
                      grace_ms=grace_ms, clock=clock, wall_ms=wall_ms)
     record_path = record or Path("records") / f"{variant}-seed{seed}.jsonl"
@@ -368,7 +370,7 @@ def play(
             if not host.start(peer) and not quiet:
                 typer.echo(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}", err=True)
         started = time.perf_counter()
-        result = play_one(host, peers, rules, seed, f"{variant}-seed{seed}", tc, policy, record_path, on_entry)
+        result = play_one(host, peers, rules, seed, _play_game_id(), tc, policy, record_path, on_entry)
         elapsed = time.perf_counter() - started
     except KeyboardInterrupt:
         host.close("interrupted")
@@ -395,6 +397,20 @@ def play(
     print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)
 
 
+def _play_seed(seed: Optional[int]) -> int:
+    """The seed of an `arena play` game: the one given, or a fresh random one (so none is guessable)."""
+    import secrets
+
+    return seed if seed is not None else secrets.randbelow(2**31)
+
+
+def _play_game_id() -> str:
+    """The id bots are told for an `arena play` game: random, so it says nothing of the seed."""
+    import secrets
+
+    return f"play-{secrets.token_hex(4)}"
+
+
 def _read_record(path: Path) -> tuple[dict, list[dict]]:
     from arena.record_check import RecordError, read_record
 
@@ -409,14 +425,19 @@ def replay(
     record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
     verify: Annotated[bool, typer.Option("--verify", help="Re-check every action with the engine; exit 1 at the first entry that does not hold.")] = False,
     private: Annotated[bool, typer.Option("--private/--public", help="Show hands and stock draws (default) or only what every seat saw.")] = True,
+    key: Annotated[Optional[Path], typer.Option("--key", help="With --verify: the tournament's secret.key to check the record's MAC with (default: ../secret.key of a tournament's records/ folder).")] = None,
 ) -> None:
-    """Print a recorded game turn by turn, or verify it against the engine."""
+    """Print a recorded game turn by turn, or verify it against the engine (and its MAC, given the key)."""
     from arena.display import describe
     from arena.rules.record import Header, ReplayError
     from arena.rules.record import replay as run_replay
 
     header, entries = _read_record(record)
     if verify:
+        mac = _record_mac(record, header, key)
+        if not mac.ok:
+            typer.echo(f"{record}: does not verify: {mac.text}")
+            raise typer.Exit(1)
         try:
             h = Header.from_data(header)
             game = run_replay(h, entries)
@@ -426,7 +447,7 @@ def replay(
         except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
             fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
         typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
-                   f"placings {game.placings()}")
+                   f"placings {game.placings()}; {mac.text}")
         return
     names = list(header.get("seats") or [f"seat{i}" for i in range(header.get("players", 0))])
     typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: {', '.join(names)}")
@@ -434,6 +455,25 @@ def replay(
         line = describe(entry, names, full=private)
         if line:
             typer.echo(line)
+
+
+def _record_mac(record: Path, header: dict, key: Optional[Path]):  # type: ignore[no-untyped-def]
+    """The MAC check of a record under ``key`` (or the key of its tournament folder, if any)."""
+    from arena.integrity import KeyFileError
+    from arena.record_check import RecordError, mac_status, tournament_key_file
+
+    try:
+        return mac_status(record, header, key if key is not None else tournament_key_file(record))
+    except (KeyFileError, RecordError) as e:
+        fail(f"--key: {e}" if key is not None else str(e))
+
+
+def _bad_journal(e: "BadJournal", retry: str) -> NoReturn:
+    """Say every journal line that cannot be counted (one sentence each), then stop with exit 2."""
+    for problem in e.problems:
+        typer.echo(problem, err=True)
+    fail(f"{len(e.problems)} line(s) of {e.path} cannot be counted, so nothing was counted; to move them to "
+         f"journal.rejected.jsonl and count the rest, run: {retry} --drop-bad-lines")
 
 
 def _load_tournament(file: Path, out: Optional[Path] = None):
@@ -492,6 +532,7 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run in the same folder.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
+    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -499,6 +540,7 @@ def run(
     from rich.console import Console
 
     from arena.tournament import schedule
+    from arena.tournament.journal import BadJournal
     from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
@@ -531,7 +573,10 @@ def run(
                             rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
 
         try:
-            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress)
+            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines)
+        except BadJournal as e:
+            progress.stop()
+            _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
         except RunStopped as e:
             progress.stop()
             fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
@@ -540,6 +585,8 @@ def run(
             progress.stop()
             fail(str(e))
         progress.update(task, completed=summary.played + summary.skipped)
+    for why in summary.set_aside:
+        typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
     if summary.interrupted:
         typer.echo(f"interrupted after {summary.played} game(s) this run; continue with: arena run {file} --resume"
                    + (f" --out {out}" if out else ""), err=True)
@@ -558,13 +605,22 @@ def _done_count(folder: Path) -> int:
         return 0  # the run itself says what is wrong with the folder
 
 
-def _render(folder: Path, fmt: str) -> str:
-    """The standings of a results folder; one sentence if they cannot be read."""
+def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
+    """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line."""
+    from arena.integrity import KeyFileError
     from arena.tournament import standings
     from arena.tournament.config import ConfigFileError
+    from arena.tournament.journal import BadJournal, JournalError
 
     try:
-        return standings.render(folder, fmt)
+        st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
+        for why in st.set_aside:
+            typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+        return standings.render_standings(st, fmt)
+    except BadJournal as e:
+        _bad_journal(e, f"arena standings {folder}")
+    except (JournalError, KeyFileError) as e:
+        fail(str(e))
     except OSError as e:
         fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
     except ConfigFileError as e:
@@ -575,13 +631,14 @@ def _render(folder: Path, fmt: str) -> str:
 def standings_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
     fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
+    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="Move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and count the rest, instead of stopping.")] = False,
 ) -> None:
-    """Standings and crosstable of a results folder."""
+    """Standings and crosstable of a results folder (only journal lines that verify are counted)."""
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(_render(folder, fmt))
+    typer.echo(_render(folder, fmt, drop_bad_lines))
 
 
 def _register_check_bot() -> None:

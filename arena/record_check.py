@@ -7,6 +7,11 @@ table, a player count the rules allow), so a malformed record is refused with
 ``RecordError``: one sentence naming the file, the line and what is wrong.
 Whether the actions hold is the engine's question (``arena replay --verify``),
 not this module's.
+
+A record written by the tournament runner carries a MAC in its header
+(``mac``, see ``arena.integrity``); ``mac_status`` checks it under a key given
+or found next to the record (``../secret.key`` of a tournament's ``records/``
+folder) and says in words what it found.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
+from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
 from arena.rules.options import RuleSet, RulesError
 from arena.rules.record import RECORD_VERSION, Header
 
@@ -216,3 +223,48 @@ def _shown(v: Any) -> str:
     except (RecursionError, ValueError, TypeError):
         return "a deeply nested value"
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- the record's MAC -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MacStatus:
+    """What the MAC check found: ``ok`` is False only for a MAC that fails (or is missing under a key)."""
+
+    ok: bool
+    text: str
+
+
+def tournament_key_file(record: Path) -> Path | None:
+    """The key of the tournament a record belongs to (``OUTPUT/secret.key`` for ``OUTPUT/records/X``)."""
+    folder = record.resolve().parent
+    if folder.name != "records":
+        return None
+    candidate = folder.parent / KEY_FILE
+    return candidate if candidate.is_file() else None
+
+
+def mac_status(path: Path, header: dict[str, Any], key_file: Path | None) -> MacStatus:
+    """Check the MAC of the record at ``path`` (whose header is ``header``) under ``key_file``.
+
+    KeyFileError if the key file cannot be read or is not a key.
+    """
+    if key_file is None:
+        return MacStatus(True, "no key: MAC not checked")
+    key = read_key(key_file)
+    claimed = header.get(MAC_FIELD)
+    if claimed is None:
+        return MacStatus(False, f"carries no MAC, but a record of the tournament of {key_file} must")
+    if not mac_ok(key, RECORD_LABEL, record_body(header, _entry_lines(path)), claimed):
+        return MacStatus(False, f"MAC does not verify under {key_file}: the record was changed after the "
+                                f"runner wrote it, or is not a record of that tournament")
+    return MacStatus(True, "MAC verified")
+
+
+def _entry_lines(path: Path) -> list[bytes]:
+    """The raw entry lines of a record (every non-blank line after the header)."""
+    try:
+        lines = [raw for raw in path.read_bytes().split(b"\n") if raw.strip()]
+    except OSError as e:
+        raise RecordError(f"{path}: cannot read the record: {e.strerror or e}") from None
+    return lines[1:]

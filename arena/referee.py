@@ -409,15 +409,24 @@ class Referee:
         return policy
 
 
-def write_record(path: Path, result: GameResult, header: dict[str, Any]) -> None:
-    """Write a game record as JSON Lines: a header line, then one line per entry."""
+def write_record(path: Path, result: GameResult, header: dict[str, Any], key: bytes | None = None) -> None:
+    """Write a game record as JSON Lines: a header line, then one line per entry.
+
+    With ``key`` (a tournament's secret key) the header also carries ``mac``: the HMAC of the
+    header without it and of every entry line, which ``arena replay --verify`` checks.
+    """
+    from arena.integrity import MAC_FIELD, record_mac
+
     path.parent.mkdir(parents=True, exist_ok=True)
+    enc = msgspec.json.Encoder()
+    lines = [enc.encode(entry) for entry in result.record]
+    if key is not None:
+        header = {**header, MAC_FIELD: record_mac(key, header, lines)}
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "wb") as f:
         f.write(json.dumps(header).encode() + b"\n")
-        enc = msgspec.json.Encoder()
-        for entry in result.record:
-            f.write(enc.encode(entry) + b"\n")
+        for line in lines:
+            f.write(line + b"\n")
     tmp.replace(path)
 
 

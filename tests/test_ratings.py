@@ -14,6 +14,7 @@ import numpy as np
 from arena.tournament import ratings, standings
 from arena.tournament.config import validate_text, write_resolved
 from arena.tournament.journal import Journal, JournalEntry
+from arena.integrity import make_key
 from arena.tournament.schedule import iter_games
 
 
@@ -29,7 +30,7 @@ def synthetic(names: str, seats: int, strength: dict[str, float] | None = None, 
     assert t is not None, errors
     rng = random.Random(seed)
     out = []
-    for g in iter_games(t):
+    for g in iter_games(t, bytes(32)):
         if strength is None:
             order = sorted(g.seats)
         else:  # sample a Plackett-Luce ranking
@@ -135,7 +136,7 @@ def results_folder(tmp_path: Path, ladder: bool = False) -> Path:
     entries = synthetic("ABCD", 3, {"A": 1.5, "B": 0.5, "C": 0.0, "D": -1.0}, deal_sets=2, seed=4)
     entries[0].failures[0] = {"timeout": 2}
     entries[0].forfeited = [0]
-    with Journal(folder) as j:
+    with Journal(folder, make_key(folder)) as j:
         for e in entries:
             j.append(e)
     return folder

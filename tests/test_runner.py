@@ -96,6 +96,12 @@ def printed_json(stdout: str) -> dict:
     return json.loads("\n".join(lines[start:]))
 
 
+def same_deals_as(ref: Path, out: Path) -> None:
+    """Give a new results folder the reference run's secret key, so its games are dealt the same."""
+    out.mkdir(parents=True)
+    shutil.copy2(ref / "secret.key", out / "secret.key")
+
+
 def count_lines(path: Path) -> int:
     try:
         return path.read_bytes().count(b"\n")
@@ -123,6 +129,7 @@ def test_kill_9_of_the_whole_run_then_resume_equals_an_uninterrupted_run(referen
     file, ref = reference
     out = tmp_path / "killed"
     journal = out / "journal.jsonl"
+    same_deals_as(ref, out)
     with open(tmp_path / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(CLI + ["run", str(file), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
                                 stderr=err, start_new_session=True)
@@ -163,6 +170,7 @@ def test_a_killed_worker_is_replaced_and_its_game_played_once(reference, tmp_pat
     file, ref = reference
     out = tmp_path / "out"
     journal = out / "journal.jsonl"
+    same_deals_as(ref, out)
     with open(tmp_path / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(CLI + ["run", str(file), "--out", str(out), "--format", "json"], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)

@@ -33,6 +33,9 @@ class T:
     seed: int = 1
 
 
+KEY = bytes(range(32))  # a fixed secret key: deal seeds and game ids depend on it
+
+
 def bots(n: int) -> tuple[str, ...]:
     return tuple(f"bot{i:02d}" for i in range(n))
 
@@ -68,7 +71,7 @@ def test_unrank_matches_lexicographic_combinations() -> None:
                                         ("rotate", 3, 6)])
 def test_round_robin_properties(design: str, k: int, n: int) -> None:
     t = T(bots(n), k, deal_sets=2, seating=design)
-    games = list(iter_games(t))
+    games = list(iter_games(t, KEY))
     per_set = len(seatings(k, design))
     assert len(games) == total_games(t) == math.comb(n, k) * 2 * per_set
     assert [g.index for g in games] == list(range(len(games)))
@@ -97,16 +100,21 @@ def test_round_robin_properties(design: str, k: int, n: int) -> None:
 
 def test_game_at_matches_iter_games() -> None:
     for t in [T(bots(6), 3), T(bots(7), 5, seating="williams", deal_sets=3), T(bots(9), 4, max_tables=10)]:
-        games = list(iter_games(t))
-        assert [game_at(t, i) for i in range(len(games))] == games
+        games = list(iter_games(t, KEY))
+        assert [game_at(t, i, KEY) for i in range(len(games))] == games
         with pytest.raises(IndexError):
-            game_at(t, len(games))
+            game_at(t, len(games), KEY)
 
 
-def test_schedule_is_deterministic_and_seeded() -> None:
+def test_schedule_is_deterministic_and_deals_come_from_the_key() -> None:
     a = T(bots(5), 2, seed=1)
-    assert list(iter_games(a)) == list(iter_games(T(bots(5), 2, seed=1)))
-    assert game_at(a, 0).deal_seed != game_at(T(bots(5), 2, seed=2), 0).deal_seed
+    assert list(iter_games(a, KEY)) == list(iter_games(T(bots(5), 2, seed=1), KEY))
+    games, rekeyed = list(iter_games(a, KEY)), list(iter_games(a, bytes(32)))
+    assert [(g.table, g.set, g.seating, g.seats) for g in games] == [(g.table, g.set, g.seating, g.seats) for g in rekeyed]
+    assert all(g.deal_seed != r.deal_seed and g.game_id != r.game_id for g, r in zip(games, rekeyed))
+    # the tournament seed makes the schedule, not the deals: without the key they cannot be computed
+    assert [g.deal_seed for g in iter_games(T(bots(5), 2, seed=2), KEY)] == [g.deal_seed for g in games]
+    assert len({g.game_id for g in games}) == len(games)
 
 
 def test_max_tables_gives_a_balanced_distinct_subset() -> None:
@@ -131,17 +139,17 @@ def test_huge_round_robin_is_not_materialized() -> None:
     start = time.perf_counter()
     total = total_games(t)
     assert total == math.comb(2000, 4) * 2 * 24
-    last = game_at(t, total - 1)
+    last = game_at(t, total - 1, KEY)
     assert last.bots == bots(2000)[-4:]
-    middle = game_at(t, total // 2)
-    first = list(itertools.islice(iter_games(t), 5))
-    assert first[0] == game_at(t, 0) and first[4] == game_at(t, 4)
+    middle = game_at(t, total // 2, KEY)
+    first = list(itertools.islice(iter_games(t, KEY), 5))
+    assert first[0] == game_at(t, 0, KEY) and first[4] == game_at(t, 4, KEY)
     assert middle.index == total // 2
     assert time.perf_counter() - start < 2.0
     # with a cap, only the capped tables are built even for a huge C(n, k)
     capped = T(bots(500), 5, max_tables=200, seating="williams")
     assert total_games(capped) == 200 * 2 * 10
-    uses = Counter(b for i in range(200) for b in game_at(capped, i * 20).bots)
+    uses = Counter(b for i in range(200) for b in game_at(capped, i * 20, KEY).bots)
     assert set(uses.values()) == {2}
 
 
@@ -150,5 +158,5 @@ def test_schedule_from_a_real_tournament() -> None:
         f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in "abc")
     t, errors = validate_text(text)
     assert errors == [] and t is not None
-    games = list(iter_games(t))
+    games = list(iter_games(t, KEY))
     assert [g.seats for g in games] == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]

@@ -14,23 +14,46 @@ line it checks that the journal's path still names the file it holds open
 (not deleted, moved or replaced), and a failed write (a full disk, EIO, a
 read-only filesystem, a file size limit) is cut back off the file.  Both end
 in ``JournalError``, one sentence naming the file and the cause.
+
+Every line carries a MAC (``mac``: HMAC-SHA256 under the results folder's
+secret key, over the line's canonical encoding without the ``mac`` field).
+``read`` accepts only lines that verify, whose index is in the schedule (when
+it is told the schedule's size) and that are the first result of their game;
+every other line is a ``BadLine`` with its line number and one sentence, and
+``check`` turns any of them into ``BadJournal``.  ``set_aside`` moves bad
+lines into ``journal.rejected.jsonl``, byte for byte, for whoever decides to
+go on without them.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 import msgspec
 
+from arena.integrity import folder_key, mac, mac_ok
+
 JOURNAL_FILE = "journal.jsonl"
 CORRUPT_FILE = "journal.corrupt"
+REJECTED_FILE = "journal.rejected.jsonl"
+MAC_LABEL = "journal"
 
 
 class JournalError(RuntimeError):
     """The journal cannot be written, or is no longer the file being written: one sentence."""
+
+
+class BadJournal(ValueError):
+    """Journal lines that cannot be counted: ``problems`` has one sentence per line, with its number."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        super().__init__(f"{len(problems)} line(s) of the journal {path} cannot be counted")
+        self.path = path
+        self.problems = problems
 
 
 def reason(e: OSError) -> str:
@@ -60,22 +83,50 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     error: str | None = None                    # referee-side problem, if any
     worker_rss_mb: float = 0.0                  # memory of the worker that played it, after the game
     runner_rss_mb: float = 0.0                  # memory of the runner's main process, when journalled
+    mac: str = ""                               # HMAC-SHA256 of the line without this field (signed)
 
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(JournalEntry)
 
 
-def encode(entry: JournalEntry) -> bytes:
-    return _encoder.encode(entry) + b"\n"
+def canonical(entry: JournalEntry) -> bytes:
+    """What a line's MAC covers: the entry's encoding without the ``mac`` field."""
+    fields = msgspec.structs.asdict(entry)
+    del fields["mac"]
+    return _encoder.encode(fields)
+
+
+def signed(entry: JournalEntry, key: bytes) -> JournalEntry:
+    """``entry`` with its MAC under ``key``."""
+    return msgspec.structs.replace(entry, mac=mac(key, MAC_LABEL, canonical(entry)))
+
+
+def verifies(entry: JournalEntry, key: bytes) -> bool:
+    return mac_ok(key, MAC_LABEL, canonical(entry), entry.mac)
+
+
+def encode(entry: JournalEntry, key: bytes) -> bytes:
+    """The journal line of ``entry``, signed under ``key``."""
+    return _encoder.encode(signed(entry, key)) + b"\n"
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A journal line that is not counted: its number, its bytes, and why (one sentence)."""
+
+    number: int
+    raw: bytes
+    why: str
 
 
 @dataclass
 class JournalContents:
-    """What ``read`` found: the good entries in file order, and the lines it skipped."""
+    """What ``read`` found: the counted entries in file order, the bad lines, and notes."""
 
     entries: list[JournalEntry] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)   # notes that lose nothing (a torn final line)
+    bad: list[BadLine] = field(default_factory=list)
     truncated_tail: bool = False
 
 
@@ -83,39 +134,105 @@ def journal_path(folder: str | Path) -> Path:
     return Path(folder) / JOURNAL_FILE
 
 
-def read(folder: str | Path) -> JournalContents:
-    """Every complete, decodable entry; a later duplicate of an index is skipped and reported."""
+def read(folder: str | Path, key: bytes | None = None, total: int | None = None) -> JournalContents:
+    """Every line that verifies under ``key`` (default: the folder's own key), has an index below
+    ``total`` (when given) and is the first result of its game; every other line is a ``BadLine``.
+
+    A torn final line (a write cut short by ``kill -9``) is only a note: ``Journal`` cuts it off.
+    """
     out = JournalContents()
     path = journal_path(folder)
     if not path.exists():
         return out
-    data = path.read_bytes()
-    lines = data.split(b"\n")
+    key = key if key is not None else folder_key(folder)
+    lines = path.read_bytes().split(b"\n")
     last = len(lines) - 1  # lines[last] is b"" when the file ends with a newline
-    seen: set[int] = set()
+    seen: dict[int, int] = {}
     for no, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            entry = _decoder.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
-            if no - 1 == last:
-                out.truncated_tail = True
-                out.problems.append(f"{path}:{no}: ignored an incomplete final line (interrupted write): {e}")
-            else:
-                out.problems.append(f"{path}:{no}: ignored an undecodable line: {e}")
+        if no - 1 == last:
+            out.truncated_tail = True
+            out.problems.append(f"{path}:{no}: ignored an incomplete final line (interrupted write)")
             continue
-        if entry.index in seen:
-            out.problems.append(f"{path}:{no}: ignored a second entry for game {entry.index}")
+        entry, why = _judge(raw, key, total, seen)
+        if entry is None:
+            out.bad.append(BadLine(no, raw, f"{path}:{no}: {why}"))
             continue
-        seen.add(entry.index)
+        seen[entry.index] = no
         out.entries.append(entry)
     return out
 
 
-def done_indices(folder: str | Path) -> set[int]:
-    """Indices of the games already in the journal (what ``--resume`` skips)."""
-    return {e.index for e in read(folder).entries}
+def _judge(raw: bytes, key: bytes | None, total: int | None, seen: dict[int, int]) -> tuple[JournalEntry | None, str]:
+    """The entry of a complete line, or None and why it is not counted."""
+    try:
+        entry = _decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        return None, f"not a journal entry ({e})"
+    if key is None:
+        return None, "cannot be verified: the results folder has no secret.key"
+    if not verifies(entry, key):
+        return None, (f"the MAC of game {entry.index}'s line does not verify: the runner did not write "
+                      f"this line, or it was changed since")
+    if total is not None and not 0 <= entry.index < total:
+        return None, f"game index {entry.index} is outside the schedule (games 0 to {total - 1})"
+    if entry.index in seen:
+        return None, f"a second result for game {entry.index} (its first is on line {seen[entry.index]})"
+    return entry, ""
+
+
+def check(folder: str | Path, key: bytes | None = None, total: int | None = None) -> JournalContents:
+    """``read``, or BadJournal naming every line that cannot be counted."""
+    contents = read(folder, key, total)
+    if contents.bad:
+        raise BadJournal(journal_path(folder), [b.why for b in contents.bad])
+    return contents
+
+
+def set_aside(folder: str | Path, contents: JournalContents) -> list[str]:
+    """Move ``contents.bad`` out of the journal into ``journal.rejected.jsonl``; returns their sentences.
+
+    The rejected file is appended to (and fsync'd) before the journal is replaced by its good
+    lines, so a line is never lost: at worst it is in both files.
+    """
+    if not contents.bad:
+        return []
+    folder = Path(folder)
+    path = journal_path(folder)
+    bad_numbers = {b.number for b in contents.bad}
+    lines = path.read_bytes().split(b"\n")
+    keep = [raw for no, raw in enumerate(lines, start=1) if no not in bad_numbers and raw.strip()]
+    try:
+        _append_durably(folder / REJECTED_FILE, b"".join(b.raw + b"\n" for b in contents.bad))
+        _replace_durably(path, b"".join(raw + b"\n" for raw in keep))
+    except OSError as e:
+        raise JournalError(f"cannot set bad lines aside in {folder / REJECTED_FILE}: {reason(e)}") from None
+    return [b.why for b in contents.bad]
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _replace_durably(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def done_indices(folder: str | Path, key: bytes | None = None) -> set[int]:
+    """Indices of the games the journal holds and that verify (what ``--resume`` skips)."""
+    return {e.index for e in read(folder, key).entries}
 
 
 def repair(folder: str | Path) -> bytes:
@@ -143,10 +260,11 @@ def repair(folder: str | Path) -> bytes:
 
 
 class Journal:
-    """Appender for one results folder; use as a context manager or call ``close``."""
+    """Appender for one results folder, signing every line under ``key``; a context manager."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, key: bytes) -> None:
         self.folder = Path(folder)
+        self.key = key
         self.path = journal_path(self.folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -173,7 +291,7 @@ class Journal:
         fd = self._f.fileno()
         start = os.fstat(fd).st_size
         try:
-            view = memoryview(encode(entry))
+            view = memoryview(encode(entry, self.key))
             while view:
                 written = self._f.write(view)
                 view = view[written or 0:]
@@ -202,7 +320,7 @@ class Journal:
         self.close()
 
 
-def append(folder: str | Path, entry: JournalEntry) -> None:
+def append(folder: str | Path, entry: JournalEntry, key: bytes) -> None:
     """One-shot append (opens, repairs a torn tail, writes, fsyncs, closes)."""
-    with Journal(folder) as j:
+    with Journal(folder, key) as j:
         j.append(entry)

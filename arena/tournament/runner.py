@@ -28,6 +28,13 @@ and any failed write (full disk, I/O error, read-only filesystem) stops the
 run with ``RunStopped``: one sentence naming the file and the cause, the
 workers and their bots stopped, and ``--resume`` continuing from what the
 journal holds.
+
+The results folder's secret key (``secret.key``, made by the first run of the
+folder, reused by every ``--resume``) gives every deal seed and game id and
+signs every journal line and game record (``arena.integrity``).  ``--resume``
+counts only lines that verify: any line that does not, any index outside the
+schedule and any second result for a game stop it (``BadJournal``) unless it
+was asked to set such lines aside (``drop_bad_lines``).
 """
 
 from __future__ import annotations
@@ -49,9 +56,19 @@ from typing import IO, Any, Callable
 
 import psutil
 
+from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
-from arena.tournament.journal import Journal, JournalEntry, JournalError, done_indices, read, reason
+from arena.tournament.journal import (
+    Journal,
+    JournalContents,
+    JournalEntry,
+    JournalError,
+    check,
+    read,
+    reason,
+    set_aside,
+)
 
 RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
@@ -77,6 +94,7 @@ class RunSummary:
     bot_starts: int = 0
     elapsed_s: float = 0.0
     interrupted: bool = False
+    set_aside: list[str] = field(default_factory=list)  # bad journal lines moved out (drop_bad_lines)
 
 
 # -- worker side --------------------------------------------------------------------------------
@@ -92,11 +110,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path) -> tuple[JournalEntry, int]:
+def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
+                      key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    from arena.referee import play_one
+    from arena.referee import play_one, write_record
+    from arena.rules.record import Header
 
-    spec = schedule.game_at(t, index)
+    spec = schedule.game_at(t, index, key)
     starts = 0
     seat_peers = []
     for name in spec.seats:
@@ -105,9 +125,12 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
             host.start(p)
             starts += 1
         seat_peers.append(p)
-    record = out / "records" / f"{spec.game_id}.jsonl" if t.records else None
+    record = out / "records" / f"g{index:06d}.jsonl" if t.records else None
     began = time.monotonic()
-    result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures, record)
+    result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures)
+    if record is not None:
+        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id),))
+        write_record(record, result, header.to_data(), key)
     for p, fails in zip(seat_peers, result.failures):
         if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
             host.stop_peer(p, "restarting after a failure", wait_s=0.2)
@@ -137,6 +160,8 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     install_cleanup()
     out = Path(out_dir)
     t = read_resolved(out)
+    key = folder_key(out)
+    assert key is not None, "the runner makes the key before it starts workers"
     host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,))
     peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir)) for b in t.bots}
     try:
@@ -145,7 +170,7 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
             if index is None:
                 break
             try:
-                entry, starts = play_indexed_game(t, index, host, peers, out)
+                entry, starts = play_indexed_game(t, index, host, peers, out, key)
                 results.put(("done", worker, entry, starts))
             except Exception as e:  # noqa: BLE001 - a referee bug must not lose the run
                 results.put(("error", worker, index, f"{type(e).__name__}: {e}"))
@@ -155,13 +180,19 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
 
 # -- main side ----------------------------------------------------------------------------------
 
-def prepare(t: Tournament, out: Path, resume: bool) -> None:
-    """Check the results folder and write the resolved tournament into it."""
+def prepare(t: Tournament, out: Path, resume: bool) -> bytes:
+    """Check the results folder, write the resolved tournament into it; returns the folder's key.
+
+    A new folder gets a new key, unless the organiser put one there (to deal a tournament again
+    exactly as in the folder the key comes from); a folder that holds this tournament keeps its
+    key (a journal whose key is gone cannot be verified, so it is refused).
+    """
     existing = out / RESOLVED_FILE
     if existing.exists():
-        done = done_indices(out)
-        if not resume and done:
-            raise RunError(f"{out} already holds {len(done)} finished game(s): use --resume to continue, "
+        contents = read(out, _key(out))
+        held = len(contents.entries) + len(contents.bad)
+        if not resume and held:
+            raise RunError(f"{out} already holds {held} finished game(s): use --resume to continue, "
                            f"or --out to start a new folder")
         if resume:
             old = _read_resolved(out)
@@ -169,10 +200,53 @@ def prepare(t: Tournament, out: Path, resume: bool) -> None:
             if old.to_toml_data() | where != t.to_toml_data() | where:
                 raise RunError(f"{out} holds a different tournament; --resume needs the same file "
                                f"(or run with --out to start a new folder)")
-            return
+            return _key(out) or _first_key(out, held)
+        key = _key(out) or _first_key(out, held)
     elif resume and (out / "journal.jsonl").exists():
         raise RunError(f"{out} has a journal but no {RESOLVED_FILE}; it cannot be resumed")
+    else:
+        key = _key(out) or _new_key(out)
     write_resolved(t, out)
+    return key
+
+
+def _key(out: Path) -> bytes | None:
+    try:
+        return folder_key(out)
+    except KeyFileError as e:
+        raise RunError(str(e)) from None
+
+
+def _first_key(out: Path, held: int) -> bytes:
+    """The key of a folder that has none yet: only while its journal holds nothing to verify."""
+    if held:
+        raise RunError(f"{out} has no {KEY_FILE}, so the {held} line(s) of its journal cannot be verified; "
+                       f"restore the key file, or start a new folder with --out")
+    return _new_key(out)
+
+
+def _new_key(out: Path) -> bytes:
+    try:
+        return make_key(out)
+    except KeyFileError as e:
+        raise RunError(str(e)) from None
+
+
+def counted(t: Tournament, out: Path, key: bytes, drop_bad_lines: bool) -> tuple[JournalContents, list[str]]:
+    """The journal's lines that count, and the sentences of the bad lines set aside.
+
+    Bad lines (a MAC that does not verify, an index outside the schedule, a second result
+    for a game) raise BadJournal, or with ``drop_bad_lines`` go to ``journal.rejected.jsonl``.
+    """
+    total = schedule.total_games(t)
+    if not drop_bad_lines:
+        return check(out, key, total), []
+    contents = read(out, key, total)
+    try:
+        dropped = set_aside(out, contents)
+    except JournalError as e:
+        raise RunError(str(e)) from None
+    return read(out, key, total), dropped
 
 
 def _read_resolved(out: Path) -> Tournament:
@@ -354,8 +428,9 @@ def _exit_text(code: int | None) -> str:
 
 
 def run(t: Tournament, out: Path, resume: bool = False,
-        on_progress: Callable[[RunSummary, int], None] | None = None) -> RunSummary:
-    """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot."""
+        on_progress: Callable[[RunSummary, int], None] | None = None, drop_bad_lines: bool = False) -> RunSummary:
+    """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
+    BadJournal (a sentence per line) if the journal holds lines that cannot be counted."""
     out = out.resolve()
     if t.sandbox:
         from arena.sandbox import problem
@@ -369,19 +444,22 @@ def run(t: Tournament, out: Path, resume: bool = False,
     try:
         with _folder_lock(out) as lock:
             guard = _FolderGuard(out, lock)
-            prepare(t, out, resume)
+            key = prepare(t, out, resume)
             guard.watch(RESOLVED_FILE)
+            guard.watch(KEY_FILE)
             _sweep(out)
-            return _run(_read_resolved(out), out, guard, on_progress)  # exactly what the workers will read
+            resolved = _read_resolved(out)  # exactly what the workers will read
+            contents, dropped = counted(resolved, out, key, drop_bad_lines)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
 
-def _run(t: Tournament, out: Path, guard: _FolderGuard,
-         on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
-    done = done_indices(out)
-    summary = RunSummary(total=schedule.total_games(t), skipped=len(done))
-    for e in read(out).entries:
+def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
+         dropped: list[str], on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
+    done = {e.index for e in contents.entries}
+    summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped)
+    for e in contents.entries:
         for f in e.failures:
             summary.failures.update(f)
     started = time.monotonic()
@@ -392,7 +470,7 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard,
     stopped = False
     try:
         pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
-        with Journal(out) as journal:
+        with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress)
         guard.check()

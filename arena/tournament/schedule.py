@@ -12,11 +12,16 @@ SAME deal seed.  The unit of work is one game with a global index::
 ``game_at`` computes any game by index arithmetic (combinatorial unranking), so
 nothing is materialized even when C(N, k) is astronomically large (only a
 ``max_tables`` subset is built, and it has ``max_tables`` entries).
+
+The tournament ``seed`` decides the schedule (which tables, in which order), so
+the same file gives the same schedule in any folder.  What bots must not
+predict comes from the results folder's secret key instead (``arena.integrity``):
+the deal seed of each (table, set), and a game id that is opaque (it shows
+neither seed, table, set nor seating).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import random
@@ -24,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
+
+from arena.integrity import derive_hex, derive_int
 
 
 class ScheduleSource(Protocol):
@@ -53,8 +60,8 @@ class GameSpec:
     set: int                  # deal-set number within the table
     seating: int              # seating number within the set
     seats: tuple[str, ...]    # bot name in seat 0 .. k-1
-    deal_seed: int            # same for every seating of a (table, set): duplicate play
-    game_id: str
+    deal_seed: int            # same for every seating of a (table, set): duplicate play; from the key
+    game_id: str              # opaque: from the key and the index only
 
 
 # -- seating designs --------------------------------------------------------------
@@ -179,14 +186,14 @@ def _tables(t: ScheduleSource) -> Iterator[tuple[str, ...]]:
 
 # -- games ------------------------------------------------------------------------
 
-def deal_seed(seed: int, table: int, deal_set: int) -> int:
-    """A 63-bit deal seed from (tournament seed, table, set); independent of the seating."""
-    h = hashlib.blake2b(f"arena-deal:{seed}:{table}:{deal_set}".encode(), digest_size=8).digest()
-    return int.from_bytes(h, "big") >> 1
+def deal_seed(key: bytes, table: int, deal_set: int) -> int:
+    """A 63-bit deal seed of (table, set) under the tournament's secret key; independent of the seating."""
+    return derive_int(key, "deal", table, deal_set)
 
 
-def game_id(index: int, table: int, deal_set: int, seating: int) -> str:
-    return f"g{index:06d}-t{table}-s{deal_set}-p{seating}"
+def game_id(key: bytes, index: int) -> str:
+    """The id bots are told for game ``index``: unique in the tournament, and meaningless without the key."""
+    return "g" + derive_hex(key, "game-id", index)
 
 
 def games_per_table(t: ScheduleSource) -> int:
@@ -197,31 +204,31 @@ def total_games(t: ScheduleSource) -> int:
     return table_count(t) * games_per_table(t)
 
 
-def _spec(t: ScheduleSource, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
+def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
           perm: Sequence[int]) -> GameSpec:
     return GameSpec(
         index=index, table=table, bots=bots, set=deal_set, seating=seating,
-        seats=tuple(bots[p] for p in perm), deal_seed=deal_seed(t.seed, table, deal_set),
-        game_id=game_id(index, table, deal_set, seating),
+        seats=tuple(bots[p] for p in perm), deal_seed=deal_seed(key, table, deal_set),
+        game_id=game_id(key, index),
     )
 
 
-def game_at(t: ScheduleSource, index: int) -> GameSpec:
-    """Game number ``index`` (0-based) without building the schedule."""
+def game_at(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
+    """Game number ``index`` (0-based) without building the schedule; deal seed and id under ``key``."""
     if not 0 <= index < total_games(t):
         raise IndexError(f"game index {index} out of range 0..{total_games(t) - 1}")
     perms = seatings(t.seats, t.seating)
     rest, seating = divmod(index, len(perms))
     table, deal_set = divmod(rest, t.deal_sets)
-    return _spec(t, index, table, table_at(t, table), deal_set, seating, perms[seating])
+    return _spec(key, index, table, table_at(t, table), deal_set, seating, perms[seating])
 
 
-def iter_games(t: ScheduleSource) -> Iterator[GameSpec]:
-    """Every game in index order, lazily."""
+def iter_games(t: ScheduleSource, key: bytes) -> Iterator[GameSpec]:
+    """Every game in index order, lazily; deal seeds and ids under ``key``."""
     perms = seatings(t.seats, t.seating)
     index = 0
     for table, bots in enumerate(_tables(t)):
         for deal_set in range(t.deal_sets):
             for seating, perm in enumerate(perms):
-                yield _spec(t, index, table, bots, deal_set, seating, perm)
+                yield _spec(key, index, table, bots, deal_set, seating, perm)
                 index += 1

@@ -14,23 +14,33 @@ Crosstable cell (row, column): mean score margin of row over column in the
 games where both sat at the same table.  Margin intervals are 95% normal
 intervals with standard errors clustered by deal-set (games of one duplicate
 set are not independent).
+
+Only journal lines that verify under the folder's secret key, with an index in
+the schedule and the first result of their game, are counted; any other line
+stops ``compute`` with ``BadJournal`` (a sentence per line), unless it is asked
+to set such lines aside in ``journal.rejected.jsonl`` (``drop_bad_lines``),
+which it then lists among the notes.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import math
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.tournament import ratings
-from arena.tournament.config import FAILURE_KINDS, RESOLVED_FILE
-from arena.tournament.journal import JournalEntry, read
+from arena.tournament import ratings, schedule
+from arena.tournament.config import FAILURE_KINDS, RESOLVED_FILE, ConfigFileError, read_resolved
+from arena.tournament.journal import JournalContents, JournalEntry, JournalError, check, read, set_aside
+
+LOCK_FILE = "run.lock"  # held by a run of the folder (arena.tournament.runner)
 
 FORMATS: tuple[str, ...] = ("table", "md", "csv", "json")
 Z95 = 1.959963984540054
@@ -67,6 +77,7 @@ class Standings:
     rows: list[Row]
     crosstable: dict[str, dict[str, Margin | None]]
     problems: list[str] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)  # bad journal lines moved to journal.rejected.jsonl
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,19 +118,61 @@ def _tournament_info(folder: Path) -> dict[str, Any]:
         return {}
 
 
-def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES) -> Standings:
+def _schedule_size(folder: Path) -> int | None:
+    """How many games the folder's tournament has, or None without a tournament file to say."""
+    if not (folder / RESOLVED_FILE).exists():
+        return None
+    try:
+        return schedule.total_games(read_resolved(folder))
+    except ConfigFileError:
+        return None
+
+
+def counted_lines(folder: Path, drop_bad_lines: bool = False) -> tuple[JournalContents, list[str]]:
+    """The journal lines that count, and notes on the bad lines set aside (``drop_bad_lines``);
+    BadJournal without it when there are bad lines."""
+    total = _schedule_size(folder)
+    if not drop_bad_lines:
+        return check(folder, None, total), []
+    contents = read(folder, None, total)
+    if not contents.bad:
+        return contents, []
+    with _unused(folder):
+        dropped = set_aside(folder, read(folder, None, total))
+    notes = [f"set aside in journal.rejected.jsonl: {why}" for why in dropped]
+    return read(folder, None, total), notes
+
+
+@contextmanager
+def _unused(folder: Path) -> Iterator[None]:
+    """Hold the folder's run lock while bad lines are moved; JournalError if a run is using the folder."""
+    try:
+        f = open(folder / LOCK_FILE, "a+b")
+    except OSError as e:
+        raise JournalError(f"cannot lock {folder / LOCK_FILE}: {e.strerror or e}") from None
+    with f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JournalError(f"{folder} is in use by an `arena run`; set bad lines aside once it has stopped") from None
+        yield
+
+
+def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop_bad_lines: bool = False) -> Standings:
     """Standings of a results folder (its journal plus its resolved tournament file)."""
     folder = Path(folder)
     info = _tournament_info(folder)
-    contents = read(folder)
+    contents, dropped = counted_lines(folder, drop_bad_lines)
     entries = contents.entries
     bots_cfg = [b.get("name") for b in info.get("bots", []) if isinstance(b, dict) and b.get("name")]
     ladder = bool(info.get("ladder_points", False))
     rules = info.get("rules", {})
     sign = -1.0 if isinstance(rules, dict) and rules.get("scoring") == "penalty" else 1.0
     seed = info.get("seed", 0) if isinstance(info.get("seed", 0), int) else 0
-    return _standings(str(info.get("name", folder.name)), entries, bots_cfg, ladder, sign, seed, resamples,
-                      contents.problems)
+    st = _standings(str(info.get("name", folder.name)), entries, bots_cfg, ladder, sign, seed, resamples,
+                    dropped + contents.problems)
+    st.set_aside = dropped
+    return st
 
 
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
@@ -260,8 +313,8 @@ def render_standings(st: Standings, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def render(folder: str | Path, fmt: str = "table") -> str:
+def render(folder: str | Path, fmt: str = "table", drop_bad_lines: bool = False) -> str:
     """The standings of a results folder as text in ``fmt`` (table, md, csv, json)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return render_standings(compute(folder), fmt)
+    return render_standings(compute(folder, drop_bad_lines=drop_bad_lines), fmt)
