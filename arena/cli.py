@@ -601,8 +601,8 @@ def _done_count(folder: Path) -> int:
 
     try:
         return len(done_indices(folder))
-    except OSError:
-        return 0  # the run itself says what is wrong with the folder
+    except (OSError, ValueError):
+        return 0  # the run itself says what is wrong with the folder (or its key file)
 
 
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
