@@ -254,7 +254,10 @@ def main(argv: list[str]) -> int:
                 os.kill(bot_pid, signal.SIGKILL)
             except OSError:
                 pass
-        gate.sock.close(0)
+        if gate.monitor is not None:  # an open monitor socket would keep ctx.term() waiting forever
+            gate.sock.disable_monitor()
+            gate.monitor.close(0)
+        gate.sock.close(0 if not gate.sock.closed else None)
         gate.ctx.term()
 
 

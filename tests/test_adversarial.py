@@ -63,8 +63,8 @@ def test_cpu_limit(tmp_path):
     # A bot that spins: RLIMIT_CPU stops it with SIGXCPU, recorded as a resource failure.
     spin = "python3 -c \"import sys; [0 for _ in iter(int, 1)]\""
     result, _ = run_game("basic", [spin, "greedy"], tmp_path, seed=26,
-                         time_control=TimeControl(start_ms=4000, decision_ms=300, grace_ms=50),
-                         limits={0: Limits(cpu_seconds=1)})
+                         time_control=TimeControl(start_ms=20000, decision_ms=300, grace_ms=50),
+                         limits={0: Limits(cpu_seconds=1)})  # a start clock a loaded machine cannot run out
     kinds = kinds_of(result, 0)
     assert "resource" in kinds, result.failure_log
 

@@ -124,7 +124,8 @@ def _escaped(tag: str) -> list[psutil.Process]:
 def test_escaped_process_dies_with_the_sandbox(tmp_path):
     tag = f"{3600 + secrets.randbelow(10**6) / 10**7:.7f}"
     try:
-        result, _ = run_game("basic", [hostile("escape"), "greedy"], tmp_path, seed=37, time_control=FAST,
+        result, _ = run_game("basic", [hostile("escape"), "greedy"], tmp_path, seed=37,
+                             time_control=TimeControl(start_ms=10000, decision_ms=2000),
                              env={0: {"ESCAPE_TAG": tag}})
         assert not result.failures[0] and not result.failures[1]
         assert not _escaped(tag), "an escaped process outlived the game"
