@@ -158,6 +158,29 @@ def _stat_times(pid: int) -> float:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _threads(pid: int) -> int:
+    try:
+        return psutil.Process(pid).num_threads()
+    except (psutil.Error, OSError):
+        return 0
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(psutil.Process(pid).memory_info().rss)
+    except (psutil.Error, OSError):
+        return 0
+
+
+def _tmpfs_used(pid: int, folder: str) -> int:
+    """Bytes used in a memory-backed folder of the sandbox that ``pid`` lives in (seen through /proc)."""
+    try:
+        st = os.statvfs(f"/proc/{pid}/root/{folder}")
+    except OSError:
+        return 0
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
 TREE_REFRESH_S = 0.2  # how often a bot's process tree is listed again for its CPU time
 
 
@@ -287,15 +310,17 @@ class BotProcess:
         except (psutil.Error, OSError):
             return []
 
+    def _levels(self, children: dict[int, list[int]]) -> list[list[int]]:
+        """The compartment's pids by depth: the sandbox and the gate first, then the bot's own."""
+        levels, level = [], [self.pid]
+        while level:
+            levels.append(level)
+            level = [c for p in level for c in children.get(p, ())]
+        return levels
+
     def bot_processes(self, children: dict[int, list[int]]) -> list[int]:
         """The pids of the bot's own processes (the tree below the sandbox and the gate)."""
-        level, depth, found = [self.pid], 0, []
-        while level:
-            if depth >= self.infra_depth:
-                found += level
-            level = [c for p in level for c in children.get(p, ())]
-            depth += 1
-        return found
+        return [pid for level in self._levels(children)[self.infra_depth:] for pid in level]
 
     def cpu_seconds(self) -> float:
         """CPU time used so far by the live processes of the compartment (nanosecond clocks, cheap)."""
@@ -314,20 +339,23 @@ class BotProcess:
     def over_limits(self, children: dict[int, list[int]]) -> str | None:
         """A sentence naming the limit the bot's processes are over, or None."""
         lim = self.spec.limits
-        pids = self.bot_processes(children)
-        if lim.processes and len(pids) > lim.processes:
-            return f"runs {len(pids)} processes, over its limit of {lim.processes} (limits.processes)"
+        levels = self._levels(children)
+        pids = [pid for level in levels[self.infra_depth:] for pid in level]
+        if lim.processes:
+            tasks = sum(_threads(pid) for pid in pids)  # threads are tasks too: they use up pids alike
+            if tasks > lim.processes:
+                return (f"runs {len(pids)} processes with {tasks} threads in all, over its limit of "
+                        f"{lim.processes} (limits.processes)")
         if lim.memory_mb:
-            rss = 0
-            for pid in pids:
-                try:
-                    rss += psutil.Process(pid).memory_info().rss
-                except (psutil.Error, OSError):
-                    continue
-            if rss > lim.memory_mb * 1024 * 1024:
-                return f"uses {rss / 2**20:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB (limits.memory_mb)"
+            used = sum(_rss(pid) for pid in pids)
+            if self.infra_depth >= 2 and len(levels) > 1:  # the sandbox's /tmp and /dev/shm are memory too
+                used += sum(_tmpfs_used(levels[1][0], d) for d in ("tmp", "dev/shm"))
+            if used > lim.memory_mb * 1024 * 1024:
+                return (f"uses {used / 2**20:.0f} MiB of memory (its processes, /tmp and /dev/shm), over its "
+                        f"limit of {lim.memory_mb} MiB (limits.memory_mb)")
         if lim.cpu_seconds:
-            cpu = sum(_stat_times(pid) for pid in pids)
+            # All of the compartment: the gate is PID 1 and reaps the bot's orphans, so their time is its.
+            cpu = sum(_stat_times(pid) for level in levels for pid in level)
             if cpu > lim.cpu_seconds:
                 return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
         return None
@@ -476,21 +504,14 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
     A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect.
     ``private_dir`` holds the gate's socket when there is no sandbox to hold it.
     """
-    env = dict(os.environ)
-    env.update(spec.env)
-    env[MARKER] = SESSION
-    root = _project_root()
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("ARENA_ENDPOINT", None)
     if listen is not None:
-        env["ARENA_TOKEN"] = token
-        env["ARENA_GATE_BIND"] = listen
+        env = {**os.environ, MARKER: SESSION, "ARENA_TOKEN": token, "ARENA_GATE_BIND": listen}
         return BotProcess(spec, [sys.executable, GATE], env, log_path, None, infra_depth=1)
-    argv = command_line(spec.command)
-    if not argv:
+    program = command_line(spec.command)
+    if not program:
         raise ValueError("the bot command is empty")
-    depth = 0
+    env = _bot_environment(spec, sandbox)
+    argv, depth = program, 0
     if spec.transport != "stdio":
         env["ARENA_TOKEN"] = token
         if spec.transport == "tcp":
@@ -500,12 +521,34 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         else:
             assert private_dir is not None, "a gate without a sandbox needs a private folder for its socket"
             env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
-        argv = [sys.executable, GATE, *argv]
-        depth = 1
+        argv, depth = [sys.executable, GATE, *program], 1
     if sandbox:
         from arena import sandbox as sb
 
-        pid1 = spec.transport != "stdio"  # the gate is PID 1 of the sandbox: orphans become its children
-        argv = sb.wrap(argv, Path(cwd or os.getcwd()), hide, as_pid_1=pid1)
+        root = Path(_project_root())
+        trusted = spec.is_bundled()  # the sample bots run the engine's own policies
+        argv = sb.wrap(argv, Path(cwd or os.getcwd()), hide, expose=[Path(GATE), *([root] if trusted else [])],
+                       as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
+                       env=env, client_dir=None if trusted else root / "protocol", program=program,
+                       tmp_bytes=(spec.limits.memory_mb or 256) << 20)
         depth = 2  # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot)
     return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth)
+
+
+def _bot_environment(spec: BotSpec, sandbox: bool) -> dict[str, str]:
+    """A sandboxed bot gets a short environment and only the client library on its PYTHONPATH (the
+    sample bots the project root); a bot run without a sandbox is trusted with ours."""
+    root = _project_root()
+    if sandbox:
+        from arena import sandbox as sb
+
+        env = sb.environment(spec.env)
+        lib = root if spec.is_bundled() else sb.CLIENT_DIR
+    else:
+        env = {**os.environ, **spec.env}
+        lib = root
+    env["PYTHONPATH"] = lib + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env[MARKER] = SESSION
+    env.pop("ARENA_ENDPOINT", None)
+    return env

