@@ -6,7 +6,8 @@ the engine's replay expect (types, required fields, seat numbers within the
 table, a player count the rules allow), so a malformed record is refused with
 ``RecordError``: one sentence naming the file, the line and what is wrong.
 Whether the actions hold is the engine's question (``arena replay --verify``),
-not this module's.
+not this module's.  A header may carry ``suits``, the suit map a tournament
+with ``twin_suits = "permute"`` dealt the game under (``arena.rules.suits``).
 
 A record written by the tournament runner carries a MAC in its header
 (``mac``, see ``arena.integrity``); ``mac_status`` checks it under a key given
@@ -25,6 +26,7 @@ from typing import Any
 from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
 from arena.rules.options import RuleSet, RulesError
 from arena.rules.record import RECORD_VERSION, Header
+from arena.rules.suits import SuitMapError, from_text
 
 Check = Callable[[Any], bool]
 
@@ -153,11 +155,22 @@ def check_header(obj: Any, where: str) -> int:
     seats = obj.get("seats")
     if seats is not None and (not _STRINGS(seats) or len(seats) != players):
         raise RecordError(f"{where}: header field 'seats' must be a list of {players} names, got {_shown(seats)}")
+    _suits(obj.get("suits"), where)
     try:
         Header.from_data(obj)
     except ValueError as e:
         raise RecordError(f"{where}: {str(e).split(': ', 1)[-1]}") from None
     return players
+
+
+def _suits(value: Any, where: str) -> None:
+    """The optional ``suits`` field: absent, null, or a suit map such as ``"HSCD"``."""
+    if value is None:
+        return
+    try:
+        from_text(value)
+    except SuitMapError as e:
+        raise RecordError(f"{where}: header field 'suits': {e}") from None
 
 
 def _rules(data: dict[str, Any], where: str) -> RuleSet:

@@ -7,6 +7,12 @@ produced): ``draw``, ``play`` and ``forfeit``.  An illegal action changes
 nothing.  Deals start and end by themselves; when the game is over
 ``phase`` is ``OVER`` and ``placings()`` gives the full placing.
 
+With a ``suit_map`` (``arena.rules.suits``) every deck the game builds is
+relabelled after its shuffle: the same deal with the suits renamed, card for
+card in the same places (RULES 2.3).  Cards that reach the stock again (a
+rebuild, RULES 6.3) are cards already dealt, so they follow.  No rule names a
+suit, so the game is the same up to relabelling (RULES 1, 4.1, 4.2, 7).
+
 Rule source: ``shared/RULES.md`` (built from ``shared/seeds``); every option
 of RULES 9 is a field of ``RuleSet``.  Randomness comes only from the game
 seed: the deck of deal d is a function of (seed, d), and the k-th later
@@ -32,6 +38,7 @@ from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_dat
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
 from arena.rules.options import MAX_DEALS, RuleSet, RulesError
+from arena.rules.suits import SuitMap, check_suit_map, relabel_all
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
 Entry = dict[str, Any]
@@ -44,13 +51,14 @@ class Phase(str, Enum):
 
 
 class Game:
-    def __init__(self, rules: RuleSet, players: int, seed: int) -> None:
+    def __init__(self, rules: RuleSet, players: int, seed: int, suit_map: SuitMap | None = None) -> None:
         lo, hi = rules.players
         if not lo <= players <= hi:
             raise RulesError(f"players: {rules.name} is played by {lo} to {hi} players, not {players} (RULES 10)")
         self.rules = rules
         self.n = players
         self.seed = seed
+        self.suit_map = None if suit_map is None else check_suit_map(suit_map)
         self.totals = [0] * players
         self.in_game = [True] * players
         self.left_in_deal: list[int | None] = [None] * players  # elimination (RULES 8)
@@ -101,11 +109,16 @@ class Game:
         self.random_acts += 1
         return rng
 
+    def _relabelled(self, deck: list[Card]) -> list[Card]:
+        """A shuffled deck with the game's suit map applied, card for card (RULES 2.3)."""
+        return deck if self.suit_map is None else relabel_all(deck, self.suit_map)
+
     def _first_dealer(self) -> int:
         """Highest card deals; ties draw again; a wild counts lowest (RULES 2.2)."""
         r = self.rules
         deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
         self._rng("first-dealer").shuffle(deck)
+        deck = self._relabelled(deck)
         drawing = list(range(self.n))
         draws: list[list[str]] = []
         while True:
@@ -126,6 +139,7 @@ class Game:
             if len(deck) < len(drawing):  # pragma: no cover - needs more ties than a deck holds
                 deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
                 self._rng("first-dealer", len(draws)).shuffle(deck)
+                deck = self._relabelled(deck)
 
     # ------------------------------------------------------------------- deals
     def _start_deal(self) -> None:
@@ -135,6 +149,7 @@ class Game:
         count = len(seats)
         deck = full_deck(r.count_value("decks", count), r.count_value("jokers", count))
         self._rng("deal", self.deal_no).shuffle(deck)
+        deck = self._relabelled(deck)
         self.deck_size = len(deck)
         self.random_acts = 0
         self.hands = [[] for _ in range(self.n)]

@@ -1,7 +1,8 @@
 """Game records: everything needed to replay a game exactly, and the check that it does.
 
 A record is a header (seed, seat count, resolved rule options, optional seat
-names) and the game's log: every action (``draw``, ``play``, ``forfeit``)
+names, and the suit map when the deal's suits were relabelled, as ``suits``:
+see ``arena.rules.suits``) and the game's log: every action (``draw``, ``play``, ``forfeit``)
 with its effect, and every deal start, rebuild, deal end (per-deal scores)
 and the game end, in the order they happened (so a rebuild forced by a draw
 comes before that draw).  ``replay`` feeds the actions to a fresh ``Game``
@@ -20,6 +21,7 @@ from typing import Any
 from arena.rules.actions import IllegalAction, play_from_data
 from arena.rules.game import Game
 from arena.rules.options import RuleSet, RulesError
+from arena.rules.suits import SuitMap, SuitMapError, from_text, to_text
 
 RECORD_VERSION = 2
 ACTIONS = ("draw", "play", "forfeit")
@@ -43,11 +45,14 @@ class Header:
     seats: tuple[str, ...] = ()
     extra: tuple[tuple[str, Any], ...] = ()
     version: int = RECORD_VERSION
+    suits: SuitMap | None = None  # the deal's suit map (RULES 2.3 under relabelling); None: as shuffled
 
     def to_data(self) -> dict[str, Any]:
         d: dict[str, Any] = {"record": self.version, "seed": self.seed, "players": self.players, "rules": self.rules.to_data()}
         if self.seats:
             d["seats"] = list(self.seats)
+        if self.suits is not None:
+            d["suits"] = to_text(self.suits)
         d.update(dict(self.extra))
         return d
 
@@ -55,15 +60,18 @@ class Header:
     def from_data(cls, d: dict[str, Any]) -> Header:
         try:
             rules = RuleSet.from_data(d["rules"])
-            known = {"record", "seed", "players", "rules", "seats"}
+            known = {"record", "seed", "players", "rules", "seats", "suits"}
+            suits = None if d.get("suits") is None else from_text(d["suits"])
             return cls(int(d["seed"]), int(d["players"]), rules, tuple(d.get("seats", ())),
-                       tuple((k, v) for k, v in d.items() if k not in known), int(d.get("record", 1)))
+                       tuple((k, v) for k, v in d.items() if k not in known), int(d.get("record", 1)), suits)
+        except SuitMapError as e:
+            raise ReplayError(0, f"the header field 'suits' is not valid ({e})") from None
         except (KeyError, TypeError, ValueError, RulesError) as e:
             raise ReplayError(0, f"the header is not a valid record header ({e})") from None
 
 
 def header_of(game: Game, seats: tuple[str, ...] = (), **extra: Any) -> Header:
-    return Header(game.seed, game.n, game.rules, seats, tuple(extra.items()))
+    return Header(game.seed, game.n, game.rules, seats, tuple(extra.items()), suits=game.suit_map)
 
 
 def _diff(expected: dict[str, Any], got: dict[str, Any]) -> str:
@@ -98,7 +106,7 @@ def replay(header: Header, record: list[dict[str, Any]]) -> Game:
 
 
 def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
-    game = Game(header.rules, header.players, header.seed)
+    game = Game(header.rules, header.players, header.seed, header.suits)
     checked = 0
 
     def check_upto(n: int) -> None:
