@@ -147,3 +147,17 @@ def test_escaped_processes_count_toward_the_process_limit(tmp_path):
     finally:
         for p in _escaped(tag):
             p.kill()
+
+
+@pytest.mark.parametrize("mode,limits,word", [
+    ("shm_hog", Limits(memory_mb=150), "limits.memory_mb"),
+    ("threads", Limits(processes=10), "limits.processes"),
+    ("cpu_orphans", Limits(cpu_seconds=3), "limits.cpu_seconds"),
+])
+def test_limits_cover_what_no_process_owns(tmp_path, mode, limits, word):
+    # Memory kept in /dev/shm, threads, and CPU burnt by orphans that the gate reaps all count.
+    result, _ = run_game("basic", [hostile(mode), "greedy"], tmp_path, seed=39,
+                         time_control=TimeControl(start_ms=10000, decision_ms=15000), limits={0: limits})
+    res = failures_of(result, 0)
+    assert res and res[0]["kind"] == "resource" and word in res[0]["reason"], res
+    honest_clean(result, [1])

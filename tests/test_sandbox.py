@@ -71,7 +71,8 @@ cwd = "bots/other"
         assert r["processes"] == [], r["processes"]
         assert r["other_tokens"] == []
         for key in ("results_listing", "journal", "key", "other_listing", "write_own_folder", "write_results",
-                    "write_home", "tcp_out", "engine_import"):
+                    "write_home", "tcp_out", "engine_import", "remount_system_rw", "gate_pipe",
+                    "new_user_namespace"):
             assert str(r[key]).startswith("refused"), (key, r[key])
         assert r["run_marker"] is None
         assert not [k for k in r["environment"] if k.startswith("ARENA_") and k not in ("ARENA_TOKEN", "ARENA_ENDPOINT",

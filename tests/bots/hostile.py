@@ -13,6 +13,11 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
   escape        at its 2nd request forks, setsids, forks and execs `sleep $ESCAPE_TAG`
                 with an empty environment, $ESCAPES times (default 1), then plays on
   stdio_deep    speaks stdio; its 3rd reply line is nested 1,000 deep
+  shm_hog       at its 2nd request writes 100 MiB into /dev/shm and 100 MiB into /tmp (memory
+                no process owns)
+  threads       at its 2nd request starts 40 sleeping threads
+  cpu_orphans   at its 2nd request starts 10 orphans that each burn 0.5 s of CPU and exit (the
+                gate, not the bot, reaps them)
 """
 
 from __future__ import annotations
@@ -43,6 +48,18 @@ def escape(tag: str) -> None:
         os.setsid()
         if os.fork() == 0:
             os.execve("/bin/sleep", ["sleep", tag], {})
+        os._exit(0)
+    os.wait()
+
+
+def burn_as_orphan(seconds: float) -> None:
+    """A grandchild that computes for ``seconds`` of CPU after its parent is gone (its reaper is the gate)."""
+    if os.fork() == 0:
+        if os.fork() == 0:
+            until = time.process_time() + seconds
+            while time.process_time() < until:
+                pass
+            os._exit(0)
         os._exit(0)
     os.wait()
 
@@ -155,6 +172,20 @@ def main() -> int:
             for _ in range(int(os.environ.get("ESCAPES", "1"))):
                 escape(os.environ["ESCAPE_TAG"])
             time.sleep(0.5)  # the game must not end before the referee's watcher has looked
+        if mode == "shm_hog" and requests == 2:
+            for path in ("/dev/shm/hog", "/tmp/hog"):
+                with open(path, "wb") as f:
+                    for _ in range(10):
+                        f.write(b"x" * (10 << 20))
+            time.sleep(1)
+        if mode == "threads" and requests == 2:
+            for _ in range(40):
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            time.sleep(1)
+        if mode == "cpu_orphans" and requests == 2:
+            for _ in range(10):
+                burn_as_orphan(0.5)
+            time.sleep(4)  # within its decision: the orphans burn 5 s of CPU meanwhile
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched

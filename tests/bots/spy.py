@@ -44,6 +44,19 @@ def tokens_in_environments() -> list[str]:
     return found
 
 
+def remount() -> str:
+    import subprocess
+
+    done = subprocess.run(["mount", "-o", "remount,bind,rw", "/usr"], capture_output=True)
+    if done.returncode != 0:
+        raise PermissionError(done.stderr.decode()[:80])
+    return "remounted"
+
+
+def gate_pipe() -> str:
+    return os.readlink("/proc/1/fd/1")
+
+
 def connect(port: int) -> str:
     with socket.create_connection(("127.0.0.1", port), timeout=1):
         return "connected"
@@ -62,6 +75,9 @@ def main() -> int:
         "write_results": attempt(lambda: open(os.path.join(results, "journal.jsonl"), "a").write("{}\n")),
         "write_home": attempt(lambda: open(os.path.expanduser("~/spy-was-here.txt"), "w").write("x")),
         "tcp_out": attempt(lambda: connect(int(port))),
+        "remount_system_rw": attempt(remount),
+        "gate_pipe": attempt(gate_pipe),
+        "new_user_namespace": attempt(lambda: os.unshare(os.CLONE_NEWUSER) or "unshared"),
         "engine_import": attempt(lambda: __import__("arena.rules.game") and "imported"),
         "environment": sorted(os.environ),
         "run_marker": os.environ.get("ARENA_RUN"),
