@@ -29,6 +29,7 @@ from arena.rules.actions import STOCK, IllegalAction, Play, play_from_data
 from arena.rules.game import Game, Phase, public_events
 from arena.rules.options import RuleSet
 from arena.rules.record import header_of
+from arena.rules.suits import SuitMap
 from arena.settings import FailurePolicy, TimeControl
 from protocol.messages import MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Draw, Hello, MessageError, decode_from_bot, encode
 from protocol.messages import Play as PlayMessage
@@ -78,14 +79,15 @@ class Referee:
 
     def __init__(self, host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str,
                  time_control: TimeControl, policy: FailurePolicy,
-                 on_entry: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_entry: Callable[[dict[str, Any]], None] | None = None,
+                 suit_map: SuitMap | None = None) -> None:
         self.host = host
         self.rules = rules
         self.game_id = game_id
         self.time = time_control
         self.policy = policy
         self.on_entry = on_entry or (lambda _e: None)
-        self.game = Game(rules, len(peers), seed)
+        self.game = Game(rules, len(peers), seed, suit_map)
         self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
         self.by_peer = {id(p): s for s, p in zip(self.seats, peers)}
         self.record: list[dict[str, Any]] = []
@@ -432,9 +434,10 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
 
 def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str, time_control: TimeControl,
              policy: FailurePolicy, record_path: Path | None = None,
-             on_entry: Callable[[dict[str, Any]], None] | None = None) -> GameResult:
-    """Play a game and (optionally) write its record."""
-    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry)
+             on_entry: Callable[[dict[str, Any]], None] | None = None,
+             suit_map: SuitMap | None = None) -> GameResult:
+    """Play a game and (optionally) write its record; ``suit_map`` relabels the suits of every deck."""
+    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map)
     result = ref.run()
     if record_path is not None:
         header = header_of(ref.game, tuple(result.seats), game_id=game_id).to_data()

@@ -31,6 +31,7 @@ class T:
     seating: str = "all"
     max_tables: int | None = None
     seed: int = 1
+    twin_suits: str = "same"
 
 
 KEY = bytes(range(32))  # a fixed secret key: deal seeds and game ids depend on it

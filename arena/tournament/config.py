@@ -13,6 +13,7 @@ optional)::
     seats = 4                      # table size k, within the variant's players range
     deal_sets = 2                  # R deal-sets per table
     seating = "all"                # all | williams | rotate (default all for k<=4)
+    twin_suits = "same"            # same | permute: each seating of a set dealt with its suits relabelled
     max_tables = 100               # optional cap: seeded balanced subset of tables
     concurrency = 1                # games at once
     seed = 1
@@ -56,6 +57,7 @@ import tomli_w
 import arena.settings as _settings
 
 from arena.rules.options import RuleSet, RulesError, resolve
+from arena.rules.suits import suit_asymmetry
 from arena.settings import (
     BUNDLED_BOTS,
     FAILURE_KINDS,
@@ -71,6 +73,7 @@ from arena.settings import (
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
+TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
 _TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
 # Tournaments charge each decision the CPU time of the bot's processes: a busy machine (more games
@@ -105,6 +108,7 @@ class Tournament:
     base_dir: str = "."
     max_games: int = MAX_GAMES
     sandbox: bool = True
+    twin_suits: str = "same"
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -128,6 +132,7 @@ class Tournament:
             "seats": self.seats,
             "deal_sets": self.deal_sets,
             "seating": self.seating,
+            "twin_suits": self.twin_suits,
         }
         if self.max_tables is not None:
             out["max_tables"] = self.max_tables
@@ -310,6 +315,8 @@ def starter_toml() -> str:
 # seats        players per table; every combination of `seats` bots plays
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
+# twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
+#              relabelled, so a bot cannot recognise a twin game by its cards (README, Tournaments)
 # max_tables   optional cap on the number of tables (a seeded, balanced subset)
 # [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace;
 #              clock = "cpu" (a decision is charged the CPU time of the bot's processes; default) | "wall";
@@ -408,7 +415,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox")
+             "sandbox", "twin_suits")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -526,6 +533,7 @@ class _Checker:
         seating = self.string(data, "seating", (), default="all" if (seats or 0) <= 4 else "williams",
                               choices=SEATINGS)
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
+        twin_suits = self.twin_suits(data, rules)
         time = self.time(data)
         failures = self.failures(data)
         concurrency = self.integer(data, "concurrency", (), default=1, minimum=1)
@@ -548,7 +556,7 @@ class _Checker:
             name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
-            max_games=max_games, sandbox=bool(sandbox),
+            max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -564,6 +572,15 @@ class _Checker:
         self.err(("deal_sets",) if deal_sets_given else ("bots",),
                  f"{total:,} games ({tables:,} tables x {t.deal_sets:,} deal-sets x {seatings} seatings) is more "
                  f"than max_games = {t.max_games:,}; lower deal_sets or max_tables, or raise max_games")
+
+    def twin_suits(self, data: dict[str, Any], rules: RuleSet | None) -> Any:
+        """``twin_suits``; "permute" only under rules that treat the four suits alike (``suit_asymmetry``)."""
+        value = self.string(data, "twin_suits", (), default="same", choices=TWIN_SUITS)
+        if value == "permute" and rules is not None and (why := suit_asymmetry(rules)) is not None:
+            self.err(("twin_suits",), f"\"permute\" is refused for variant {data.get('variant')!r} with these rules: "
+                                      f"{why}, so a relabelled twin is not proven to be the same game")
+            return None
+        return value
 
     def rules(self, data: dict[str, Any]) -> tuple[RuleSet | None, tuple[int, int] | None]:
         """The resolved rules (None on any error) and the players range of what did resolve."""

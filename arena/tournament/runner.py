@@ -127,9 +127,11 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
         seat_peers.append(p)
     record = out / "records" / f"g{index:06d}.jsonl" if t.records else None
     began = time.monotonic()
-    result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures)
+    result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures,
+                      suit_map=spec.suit_map)
     if record is not None:
-        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id),))
+        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id),),
+                        suits=spec.suit_map)
         write_record(record, result, header.to_data(), key)
     for p, fails in zip(seat_peers, result.failures):
         if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:

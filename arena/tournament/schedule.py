@@ -18,6 +18,12 @@ the same file gives the same schedule in any folder.  What bots must not
 predict comes from the results folder's secret key instead (``arena.integrity``):
 the deal seed of each (table, set), and a game id that is opaque (it shows
 neither seed, table, set nor seating).
+
+With ``twin_suits = "permute"`` every seating of a set is also dealt under its
+own suit map (``arena.rules.suits``): the same deal with the suits renamed,
+so a bot that remembers one game of the set does not find its cards in the
+next.  The 24 suit maps are put in a keyed random order per (table, set) and
+seating i takes the i-th, so up to 24 seatings of a set never share one.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from arena.integrity import derive_hex, derive_int
+from arena.rules.suits import ALL_SUIT_MAPS, SuitMap
 
 
 class ScheduleSource(Protocol):
@@ -48,6 +55,8 @@ class ScheduleSource(Protocol):
     def max_tables(self) -> int | None: ...
     @property
     def seed(self) -> int: ...
+    @property
+    def twin_suits(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,7 @@ class GameSpec:
     seats: tuple[str, ...]    # bot name in seat 0 .. k-1
     deal_seed: int            # same for every seating of a (table, set): duplicate play; from the key
     game_id: str              # opaque: from the key and the index only
+    suit_map: SuitMap | None = None  # twin_suits = "permute": the suits of this seating's decks; None: as shuffled
 
 
 # -- seating designs --------------------------------------------------------------
@@ -196,6 +206,18 @@ def game_id(key: bytes, index: int) -> str:
     return "g" + derive_hex(key, "game-id", index)
 
 
+@lru_cache(maxsize=256)
+def suit_order(key: bytes, table: int, deal_set: int) -> tuple[SuitMap, ...]:
+    """The 24 suit maps in an order that only the key's holder can compute, one order per (table, set)."""
+    return tuple(sorted(ALL_SUIT_MAPS, key=lambda m: derive_hex(key, "suits", table, deal_set, *m)))
+
+
+def suit_map_of(key: bytes, table: int, deal_set: int, seating: int) -> SuitMap:
+    """The suit map of a seating: distinct for the first 24 seatings of a set, then repeating."""
+    order = suit_order(key, table, deal_set)
+    return order[seating % len(order)]
+
+
 def games_per_table(t: ScheduleSource) -> int:
     return t.deal_sets * len(seatings(t.seats, t.seating))
 
@@ -205,11 +227,12 @@ def total_games(t: ScheduleSource) -> int:
 
 
 def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
-          perm: Sequence[int]) -> GameSpec:
+          perm: Sequence[int], twin_suits: str) -> GameSpec:
     return GameSpec(
         index=index, table=table, bots=bots, set=deal_set, seating=seating,
         seats=tuple(bots[p] for p in perm), deal_seed=deal_seed(key, table, deal_set),
         game_id=game_id(key, index),
+        suit_map=suit_map_of(key, table, deal_set, seating) if twin_suits == "permute" else None,
     )
 
 
@@ -220,7 +243,7 @@ def game_at(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
     perms = seatings(t.seats, t.seating)
     rest, seating = divmod(index, len(perms))
     table, deal_set = divmod(rest, t.deal_sets)
-    return _spec(key, index, table, table_at(t, table), deal_set, seating, perms[seating])
+    return _spec(key, index, table, table_at(t, table), deal_set, seating, perms[seating], t.twin_suits)
 
 
 def iter_games(t: ScheduleSource, key: bytes) -> Iterator[GameSpec]:
@@ -230,5 +253,5 @@ def iter_games(t: ScheduleSource, key: bytes) -> Iterator[GameSpec]:
     for table, bots in enumerate(_tables(t)):
         for deal_set in range(t.deal_sets):
             for seating, perm in enumerate(perms):
-                yield _spec(key, index, table, bots, deal_set, seating, perm)
+                yield _spec(key, index, table, bots, deal_set, seating, perm, t.twin_suits)
                 index += 1
