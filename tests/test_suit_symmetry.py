@@ -42,7 +42,7 @@ from arena.record_check import RecordError, check_header
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_data, play_to_data
 from arena.rules.game import Game, Phase
 from arena.rules.observation import meld_to_data
-from arena.rules.options import RuleSet, resolve
+from arena.rules.options import OPTION_NAMES, RuleSet, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, ReplayError, replay
 from arena.rules.search import candidate_melds
@@ -59,7 +59,6 @@ from arena.rules.suits import (
     suit_asymmetry,
     to_text,
 )
-from arena.rules.options import OPTION_NAMES
 from arena.rules.turn import simulate_play
 from arena.selfplay import policies_for
 from arena.tournament import schedule
