@@ -497,12 +497,14 @@ SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
 
 
 def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *, sandbox: bool = True,
-           hide: tuple[Path, ...] = (), private_dir: Path | None = None, listen: str | None = None) -> BotProcess:
+           hide: tuple[Path, ...] = (), private_dir: Path | None = None, listen: str | None = None,
+           data: Path | None = None) -> BotProcess:
     """Start a bot in its compartment: its sandbox (unless ``sandbox`` is False), its gate (unless it
     speaks stdio), the token in ``ARENA_TOKEN`` (never on a command line), ``--endpoint E`` appended.
 
     A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect.
-    ``private_dir`` holds the gate's socket when there is no sandbox to hold it.
+    ``private_dir`` holds the gate's socket when there is no sandbox to hold it; ``data`` is the
+    bot's writable folder (made if missing), passed to it as ``ARENA_DATA``.
     """
     if listen is not None:
         env = {**os.environ, MARKER: SESSION, "ARENA_TOKEN": token, "ARENA_GATE_BIND": listen}
@@ -511,6 +513,9 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
     if not program:
         raise ValueError("the bot command is empty")
     env = _bot_environment(spec, sandbox)
+    if data is not None:
+        data.mkdir(parents=True, exist_ok=True)
+        env["ARENA_DATA"] = str(data.resolve())
     argv, depth = program, 0
     if spec.transport != "stdio":
         env["ARENA_TOKEN"] = token
@@ -530,7 +535,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         argv = sb.wrap(argv, Path(cwd or os.getcwd()), hide, expose=[Path(GATE), *([root] if trusted else [])],
                        as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
                        env=env, client_dir=None if trusted else root / "protocol", program=program,
-                       tmp_bytes=(spec.limits.memory_mb or 256) << 20)
+                       tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data)
         depth = 2  # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot)
     return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth)
 

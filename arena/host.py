@@ -49,6 +49,7 @@ class Peer:
     problem: tuple[str, str] | None = None  # (failure kind, reason) of the last failed start
     seq: int = 0
     endpoint: str | None = None  # where its gate listens
+    data: Path | None = None  # the bot's writable folder, kept between its games
     lines: int = 0  # messages read from the bot (for check-bot's output check on stdio)
     bad_lines: int = 0  # of which not a JSON object
     bad_sample: bytes | None = None
@@ -89,8 +90,8 @@ class BotHost:
         self.closed = False
 
     # -- peers -----------------------------------------------------------------------
-    def add(self, spec: BotSpec, cwd: Path | None = None) -> Peer:
-        peer = Peer(spec, secrets.token_hex(16), cwd)
+    def add(self, spec: BotSpec, cwd: Path | None = None, data: Path | None = None) -> Peer:
+        peer = Peer(spec, secrets.token_hex(16), cwd, data=data)
         self.peers.append(peer)
         return peer
 
@@ -155,7 +156,8 @@ class BotHost:
             peer.process = launch(peer.spec, peer.token, log_path, listen=self._bind_for(peer))
         else:
             peer.process = launch(peer.spec, peer.token, log_path, peer.cwd, sandbox=self.sandbox,
-                                  hide=self.hide, private_dir=None if self.sandbox else self._private())
+                                  hide=self.hide, private_dir=None if self.sandbox else self._private(),
+                                  data=peer.data)
 
     def _private(self) -> Path:
         if self._private_dir is None:

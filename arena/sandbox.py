@@ -117,12 +117,13 @@ def view(cwd: Path, argv: list[str], env: Mapping[str, str], expose: Iterable[Pa
 
 def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path], bwrap: str | None = None,
          as_pid_1: bool = False, env: Mapping[str, str] | None = None, client_dir: Path | None = None,
-         program: list[str] | None = None, tmp_bytes: int = 256 << 20) -> list[str]:
+         program: list[str] | None = None, tmp_bytes: int = 256 << 20, writable: Path | None = None) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
     with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside).
     The bot's command line ``program`` (default ``argv``) decides which program folders it sees;
     ``expose`` adds paths; ``client_dir`` is bound at ``CLIENT_DIR``; ``hide`` is covered with empty
-    folders.  The private ``/tmp`` and ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory)."""
+    folders; ``writable`` is the bot's own data folder, the one place it may write that outlives it.
+    The private ``/tmp`` and ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory)."""
     env = os.environ if env is None else env
     args = [bwrap or bwrap_path() or "bwrap"]
     for d in SYSTEM_DIRS:
@@ -144,6 +145,8 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
         args += ["--ro-bind", str(path), str(path)]
     if client_dir is not None:
         args += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
+    if writable is not None:  # the one folder a bot may write, kept between its games
+        args += ["--bind", str(writable.resolve()), str(writable.resolve())]
     for path in hide:
         path = Path(path).resolve()
         if not any(path.is_relative_to(s) for s in seen):

@@ -183,9 +183,10 @@ class BotSpec:
     env: dict[str, str] = field(default_factory=dict)
     transport: str = "zmq"
     limits: Limits = Limits()
+    data: str | None = None  # a folder the bot may write, kept between its games (relative to base_dir)
 
     def __hash__(self) -> int:  # env is a dict; hash what identifies the bot
-        return hash((self.name, self.command, self.cwd, self.transport, self.limits))
+        return hash((self.name, self.command, self.cwd, self.transport, self.limits, self.data))
 
     def is_bundled(self, bundled: Collection[str] = BUNDLED_BOTS) -> bool:
         return first_word(self.command) in bundled
@@ -199,6 +200,10 @@ class BotSpec:
         """The folder the bot runs in (``cwd`` resolved against ``base_dir``)."""
         return Path(base_dir) / self.cwd if self.cwd else Path(base_dir)
 
+    def datadir(self, base_dir: str | Path) -> Path | None:
+        """The bot's writable folder (``data`` resolved against ``base_dir``), if it has one."""
+        return Path(base_dir) / self.data if self.data else None
+
     def to_data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "command": self.command, "transport": self.transport}
         if self.cwd is not None:
@@ -207,6 +212,8 @@ class BotSpec:
             out["env"] = dict(self.env)
         if self.limits.to_data():
             out["limits"] = self.limits.to_data()
+        if self.data is not None:
+            out["data"] = self.data
         return out
 
 

@@ -91,3 +91,34 @@ def test_running_without_the_sandbox_warns(tmp_path):
                            "--record", str(tmp_path / "r.jsonl"), "-q"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "warning: the bots run without a sandbox" in done.stderr
+
+
+def test_a_data_folder_is_the_one_place_kept_between_games(tmp_path):
+    (tmp_path / "me").mkdir()
+    shutil.copy(ROOT / "tests" / "bots" / "diarist.py", tmp_path / "me" / "diarist.py")
+    (tmp_path / "t.toml").write_text("""
+name = "diary"
+variant = "basic"
+seats = 2
+deal_sets = 2
+output = "out"
+
+[rules]
+deals = 1
+
+[[bots]]
+name = "diarist"
+command = "python3 diarist.py"
+cwd = "me"
+data = "me-data"
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+""")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(tmp_path / "t.toml")], capture_output=True,
+                          text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    diary = (tmp_path / "me-data" / "diary.txt").read_text().split()
+    assert len(diary) == 4  # every game of the tournament, written from inside the sandbox
+    assert not (tmp_path / "me" / "diary.txt").exists()

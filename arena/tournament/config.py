@@ -326,7 +326,8 @@ def starter_toml() -> str:
 # output       results folder (default results/<name>), relative to this file
 # [[bots]]     name, command (a bundled bot: random, greedy; or a command line such as
 #              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "tcp" | "stdio",
-#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
+#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 },
+#              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA)
 
 """
     body = tomli_w.dumps(data)
@@ -416,7 +417,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
              "sandbox", "twin_suits")
-_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits")
+_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
 _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
@@ -653,13 +654,20 @@ class _Checker:
                 if problem:
                     self.err(path + ("command",), problem)
             transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)
+            bot_data = b.get("data")
+            if bot_data is not None and (not isinstance(bot_data, str) or not bot_data or "\0" in bot_data):
+                self.err(path + ("data",), f"expected a folder path, got {_describe(bot_data)}")
+                bot_data = None
+            elif bot_data is not None and (base_dir / bot_data).exists() and not (base_dir / bot_data).is_dir():
+                self.err(path + ("data",), f"expected a folder; {str(base_dir / bot_data)!r} is not one")
+                bot_data = None
             lim = self.table(b, "limits", path)
             self.unknown_keys(lim, _LIMIT_KEYS, path + ("limits",))
             limits = Limits(**{k: self.integer(lim, k, path + ("limits",), default=None, minimum=1)
                                for k in _LIMIT_KEYS})
             if len(self.errors) == before:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
-                                   limits=limits))
+                                   limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
 
     def time(self, data: dict[str, Any]) -> TimeControl | None:

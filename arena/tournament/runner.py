@@ -165,7 +165,7 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     key = folder_key(out)
     assert key is not None, "the runner makes the key before it starts workers"
     host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,))
-    peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir)) for b in t.bots}
+    peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir), data=b.datadir(t.base_dir)) for b in t.bots}
     try:
         while True:
             index = tasks.get()
