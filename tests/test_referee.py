@@ -132,8 +132,11 @@ def test_forfeit_others_play_on(tmp_path):
 
 
 def test_hang_times_out_and_referee_plays_on(tmp_path):
+    # One short deal: every later turn of the hanging bot costs a whole timeout. A 500 ms limit: the
+    # honest seat (about 1 ms a decision) is never timed out, even on a loaded machine.
     result, _ = run_game("basic", [misbehave("hang"), "greedy"], tmp_path, seed=8,
-                         time_control=TimeControl(start_ms=10000, decision_ms=200, grace_ms=20))
+                         time_control=TimeControl(start_ms=10000, decision_ms=500, grace_ms=50),
+                         overrides={"end": "deals", "deals": 1, "max_turns": 12})
     kinds = [e["kind"] for e in failures_of(result, 0)]
     assert kinds.count("timeout") >= 1
     assert result.end_reason and not result.failures[1]
@@ -185,7 +188,8 @@ def test_chatty_bot_log_is_capped(tmp_path):
 
 def test_no_process_survives(tmp_path):
     run_game("basic", ["greedy", misbehave("hang")], tmp_path, seed=1,
-             time_control=TimeControl(start_ms=10000, decision_ms=100, grace_ms=10))
+             time_control=TimeControl(start_ms=10000, decision_ms=100, grace_ms=10),
+             overrides={"end": "deals", "deals": 1, "max_turns": 12})
     assert not arena_processes()
 
 
