@@ -11,7 +11,8 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
@@ -21,6 +22,8 @@ from arena.rules.options import CHOICES, RuleSet, RulesError, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
+    from arena.host import BotHost
+    from arena.record_check import MacStatus
     from arena.settings import BotSpec
     from arena.tournament.journal import BadJournal
 
@@ -252,7 +255,7 @@ def _bind_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _open_host(make, listen: Optional[str]):  # type: ignore[no-untyped-def]
+def _open_host(make: Callable[[], BotHost], listen: Optional[str]) -> BotHost:
     """Build the bot host; an address that cannot be listened on is bad input."""
     import zmq
 
@@ -331,7 +334,8 @@ def play(
         kind, _, pol = item.partition("=")
         if kind not in FAILURE_KINDS or pol not in POLICIES:
             fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
-        policy = replace(policy, **{kind: pol})
+        kind_policy: dict[str, Any] = {kind: pol}  # a str field: kind is one of FAILURE_KINDS, never "strikes"
+        policy = replace(policy, **kind_policy)
     if remote_wait_s <= 0 or remote_wait_s > 86400:
         fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
     stdio_seats = _stdio_seats(stdio, len(bots))
@@ -457,7 +461,7 @@ def replay(
             typer.echo(line)
 
 
-def _record_mac(record: Path, header: dict, key: Optional[Path]):  # type: ignore[no-untyped-def]
+def _record_mac(record: Path, header: dict[str, Any], key: Optional[Path]) -> MacStatus:
     """The MAC check of a record under ``key`` (or the key of its tournament folder, if any)."""
     from arena.integrity import KeyFileError
     from arena.record_check import RecordError, mac_status, tournament_key_file

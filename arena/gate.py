@@ -68,7 +68,7 @@ class Gate:
         self.sock.setsockopt(zmq.SNDHWM, 1000)
         self.sock.setsockopt(zmq.MAXMSGSIZE, FRAME_CAP_BYTES)
         self.sock.bind(bind)
-        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()  # type: ignore[union-attr]  # LAST_ENDPOINT is a bytes option
         # Told once when a peer completes the ZeroMQ handshake, so that a bot that connects and
         # then says nothing can be told apart from one that never connected.
         self.monitor: zmq.Socket | None = self.sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)

@@ -125,6 +125,7 @@ class BotHost:
             if item is None:
                 continue
             if isinstance(item, Closed):
+                assert peer.process is not None  # launch() above set it
                 peer.process.wait_exit(1.0)
                 peer.problem = self._exit_problem(peer)
                 return self._give_up(peer)

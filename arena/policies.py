@@ -10,6 +10,7 @@ the policy falls back to simpler plays, down to a plain legal discard.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
 from arena.cards import JOKER, Card, rank_of, suit_of
@@ -242,34 +243,33 @@ class GreedyPolicy:
                 if c == JOKER or c >> 2 == wild_rank:  # is_wild_card
                     tries = allowed
                 else:
-                    tries = accept.get(c)  # type: ignore[assignment]
-                    if not tries:
+                    found = accept.get(c)
+                    if not found:
                         continue
-                    if len(tries) > 1:
-                        tries = sorted(tries)
+                    tries = sorted(found) if len(found) > 1 else found
                 for i in tries:
-                    m = table[i]
-                    trial_meld = m.copy()
+                    target = table[i]
+                    trial_meld = target.copy()
                     try:
                         lay_off(trial_meld, c, rules)
                     except MeldError:
                         continue
                     table[i] = trial_meld
-                    for k in _accepting(m):
+                    for k in _accepting(target):
                         accept[k].remove(i)
                     for k in _accepting(trial_meld):
                         accept.setdefault(k, []).append(i)
-                    layoffs.append(LayOff(m.id, (c,)))
+                    layoffs.append(LayOff(target.id, (c,)))
                     rest.remove(c)
                     break
             if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
-                for m in table[: len(view.melds)]:
-                    for i, w in enumerate(m.wild):
-                        if not w or m.kind != "run":
+                for target in table[: len(view.melds)]:
+                    for i, w in enumerate(target.wild):
+                        if not w or target.kind != "run":
                             continue
-                        want = m.stands_for(i)
+                        want = target.stands_for(i)
                         if want in rest and not rules.swapped_wild_must_be_melded:
-                            swaps.append(Swap(m.id, want))
+                            swaps.append(Swap(target.id, want))
                             rest.remove(want)
                             break
         full = actions + layoffs + swaps
@@ -312,7 +312,7 @@ class GreedyPolicy:
         return None
 
 
-POLICIES = {"random": RandomPolicy, "greedy": GreedyPolicy}
+POLICIES: dict[str, Callable[[RuleSet, int], Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
 
 
 def make_policy(name: str, rules: RuleSet, seed: int = 0) -> Policy:

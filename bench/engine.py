@@ -60,9 +60,9 @@ def bench_preset(preset: str, games: int = DEFAULT_GAMES, seed: int = SEED, play
             obs = game.observation(seat)
             t1 = perf()
             if game.phase is Phase.DRAW:
-                choice = pols[seat].draw(obs)
+                source = pols[seat].draw(obs)
                 t2 = perf()
-                game.draw(choice)
+                game.draw(source)
             else:
                 choice = pols[seat].play(obs)
                 t2 = perf()

@@ -11,8 +11,13 @@ from __future__ import annotations
 import atexit
 import sys
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from arena.rules.observation import Observation
 from sample_bots.policy_bot import PolicyBot
+
+_T = TypeVar("_T")
 
 
 class TimedBot(PolicyBot):
@@ -21,7 +26,7 @@ class TimedBot(PolicyBot):
         self.compute = 0.0
         self.count = 0
 
-    def _timed(self, decide, observation):  # type: ignore[no-untyped-def]
+    def _timed(self, decide: Callable[[Observation], _T], observation: Any) -> _T:
         obs = self._obs(observation)
         t = time.perf_counter()
         out = decide(obs)
@@ -29,13 +34,15 @@ class TimedBot(PolicyBot):
         self.count += 1
         return out
 
-    def draw(self, observation):  # type: ignore[no-untyped-def]
-        return self._timed(self.policy.draw, observation)  # type: ignore[union-attr]
+    def draw(self, observation: Any) -> str:
+        assert self.policy is not None, "a request came before new_game"
+        return self._timed(self.policy.draw, observation)
 
-    def play(self, observation):  # type: ignore[no-untyped-def]
+    def play(self, observation: Any) -> dict[str, Any]:
         from arena.rules.actions import play_to_data
 
-        return play_to_data(self._timed(self.policy.play, observation))  # type: ignore[union-attr]
+        assert self.policy is not None, "a request came before new_game"
+        return play_to_data(self._timed(self.policy.play, observation))
 
 
 def _report(bot: TimedBot) -> None:

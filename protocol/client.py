@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import zmq
@@ -132,7 +132,8 @@ class Bot:
 
 def _reply(bot: Bot, req: Request | _RawRequest) -> dict[str, Any]:
     """Ask the bot for the decision and build the reply message (as a dict)."""
-    obs = req.observation
+    # A bot with ``raw_observations = True`` gets the plain dict it asked for (see Bot.raw_observations).
+    obs = cast(Observation, req.observation)
     if req.decision == "draw":
         source = bot.draw(obs)
         if source not in ("stock", "discard"):
@@ -171,7 +172,7 @@ def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
     if endpoint is None or token is None:
         e, t = endpoint_and_token()
         endpoint, token = endpoint or e, token or t
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, token.encode("ascii"))
@@ -200,7 +201,7 @@ _peek = msgspec.json.Decoder(_Envelope).decode
 _raw_request = msgspec.json.Decoder(_RawRequest).decode
 
 
-def _loop(bot: Bot, sock: zmq.Socket) -> int:
+def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
     log = sys.stderr
     wants_events = type(bot).on_event is not Bot.on_event
     while True:

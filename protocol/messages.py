@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 import msgspec
+
+_T = TypeVar("_T")
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
@@ -69,7 +71,6 @@ GameId = Annotated[str, msgspec.Meta(description="Game id set by the referee; re
 Version = Annotated[int, msgspec.Meta(ge=1, description="Protocol version.")]
 Source = Literal["stock", "discard"]
 
-_MSG = dict(kw_only=True, tag_field="type")  # options shared by every message struct
 
 
 # -- actions (inside a play reply) ---------------------------------------------
@@ -113,7 +114,7 @@ Action = Union[Meld, Layoff, Swap]
 # -- bot -> referee ------------------------------------------------------------
 
 
-class Hello(msgspec.Struct, tag="hello", **_MSG):
+class Hello(msgspec.Struct, tag="hello", kw_only=True, tag_field="type"):
     """First message of a bot: who it is and which protocol versions it speaks."""
 
     v: Version = PROTOCOL_VERSION
@@ -126,7 +127,7 @@ class Hello(msgspec.Struct, tag="hello", **_MSG):
     ] = True
 
 
-class Draw(msgspec.Struct, tag="draw", **_MSG):
+class Draw(msgspec.Struct, tag="draw", kw_only=True, tag_field="type"):
     """Reply to a `draw` request: where to draw from."""
 
     v: Version = PROTOCOL_VERSION
@@ -135,7 +136,7 @@ class Draw(msgspec.Struct, tag="draw", **_MSG):
     source: Source
 
 
-class Play(msgspec.Struct, tag="play", **_MSG):
+class Play(msgspec.Struct, tag="play", kw_only=True, tag_field="type"):
     """Reply to a `play` request: table actions in order, then the discard (null only when going out by table play)."""
 
     v: Version = PROTOCOL_VERSION
@@ -217,7 +218,7 @@ class Observation(msgspec.Struct, kw_only=True):
 # -- referee -> bot ------------------------------------------------------------
 
 
-class Welcome(msgspec.Struct, tag="welcome", **_MSG):
+class Welcome(msgspec.Struct, tag="welcome", kw_only=True, tag_field="type"):
     """Answer to an accepted `hello`."""
 
     v: Version = PROTOCOL_VERSION
@@ -226,7 +227,7 @@ class Welcome(msgspec.Struct, tag="welcome", **_MSG):
     protocol: Version
 
 
-class Error(msgspec.Struct, tag="error", **_MSG):
+class Error(msgspec.Struct, tag="error", kw_only=True, tag_field="type"):
     """Something the bot sent (or failed to send) was not accepted."""
 
     v: Version = PROTOCOL_VERSION
@@ -238,7 +239,7 @@ class Error(msgspec.Struct, tag="error", **_MSG):
     supported_versions: list[Version] | None = None
 
 
-class NewGame(msgspec.Struct, tag="new_game", **_MSG):
+class NewGame(msgspec.Struct, tag="new_game", kw_only=True, tag_field="type"):
     """A game starts: your seat, the players, the resolved rules and the time control."""
 
     v: Version = PROTOCOL_VERSION
@@ -249,7 +250,7 @@ class NewGame(msgspec.Struct, tag="new_game", **_MSG):
     clock: Clock
 
 
-class Request(msgspec.Struct, tag="request", **_MSG):
+class Request(msgspec.Struct, tag="request", kw_only=True, tag_field="type"):
     """The referee asks for a decision; answer with `draw` or `play` echoing `game` and `seq`."""
 
     v: Version = PROTOCOL_VERSION
@@ -260,7 +261,7 @@ class Request(msgspec.Struct, tag="request", **_MSG):
     clock: DecisionClock
 
 
-class Event(msgspec.Struct, tag="event", **_MSG):
+class Event(msgspec.Struct, tag="event", kw_only=True, tag_field="type"):
     """A public event of a game; `event` is an object with `kind` and kind-specific fields."""
 
     v: Version = PROTOCOL_VERSION
@@ -268,7 +269,7 @@ class Event(msgspec.Struct, tag="event", **_MSG):
     event: dict[str, Any]
 
 
-class GameOver(msgspec.Struct, tag="game_over", **_MSG):
+class GameOver(msgspec.Struct, tag="game_over", kw_only=True, tag_field="type"):
     """A game ended: placings by seat (1 = best, ties share) and final totals."""
 
     v: Version = PROTOCOL_VERSION
@@ -278,7 +279,7 @@ class GameOver(msgspec.Struct, tag="game_over", **_MSG):
     reason: str
 
 
-class Shutdown(msgspec.Struct, tag="shutdown", **_MSG):
+class Shutdown(msgspec.Struct, tag="shutdown", kw_only=True, tag_field="type"):
     """The referee is done with this bot: close the socket and exit with code 0."""
 
     v: Version = PROTOCOL_VERSION
@@ -410,9 +411,11 @@ class MessageError(ValueError):
 # -- codecs ----------------------------------------------------------------------
 
 _encoder = msgspec.json.Encoder()
-_bot_decoder = msgspec.json.Decoder(BotMessage)
-_referee_decoder = msgspec.json.Decoder(RefereeMessage)
-_raw_decoder = msgspec.json.Decoder()
+_bot_decoder: msgspec.json.Decoder[Hello | Draw | Play] = msgspec.json.Decoder(BotMessage)
+_referee_decoder: msgspec.json.Decoder[Welcome | Error | NewGame | Request | Event | GameOver | Shutdown] = (
+    msgspec.json.Decoder(RefereeMessage)
+)
+_raw_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 _CARD_REGEX_TEXT = "`str` matching regex " + repr(CARD_PATTERN)
 
 
@@ -429,7 +432,8 @@ _DEPTH_CHUNK = 4096
 def _max_depth(brackets: bytes, start: int) -> int:
     """Deepest nesting reached in ``brackets`` (only ``[`` and ``]``) entered at depth ``start``."""
     # The k-th piece of a split on "]" is the run of "[" after the k-th "]": depth = opens so far - k.
-    return start + max(map(operator.sub, itertools.accumulate(map(len, brackets.split(b"]"))), itertools.count()))
+    deepest: int = max(map(operator.sub, itertools.accumulate(map(len, brackets.split(b"]"))), itertools.count()))
+    return start + deepest
 
 
 def nesting_exceeds(data: bytes, limit: int = MAX_NESTING) -> bool:
@@ -475,7 +479,7 @@ def _as_bytes(data: Any) -> bytes:
         raise MessageError(f"not a UTF-8 JSON object: got a {type(data).__name__}, not bytes") from None
 
 
-def _decode(decoder: msgspec.json.Decoder, data: bytes, max_bytes: int | None) -> Any:
+def _decode(decoder: msgspec.json.Decoder[_T], data: bytes, max_bytes: int | None) -> _T:
     if type(data) is not bytes:
         data = _as_bytes(data)
     if max_bytes is not None and len(data) > max_bytes:
@@ -521,6 +525,7 @@ def decode_from_referee(data: bytes) -> Welcome | Error | NewGame | Request | Ev
 def parse_event(event: dict[str, Any]) -> KnownEvent | None:
     """The typed form of an event object, or None for a kind this version does not document or a wrong shape."""
     try:
-        return msgspec.convert(event, KnownEvent)
+        known: KnownEvent = msgspec.convert(event, KnownEvent)
     except (msgspec.ValidationError, RecursionError):
         return None
+    return known

@@ -10,6 +10,7 @@ wild rank used as a wild.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -66,7 +67,7 @@ def stage(
     hands: dict[int, str] | list[str] | None = None,
     stock: str | None = None,
     discard: str | None = None,
-    melds: list[tuple[str, int]] | list[tuple[str, int, str]] | None = None,
+    melds: Sequence[tuple[str, int] | tuple[str, int, str]] | None = None,
     opened: list[bool] | None = None,
     played_before: list[bool] | None = None,
     current: int = 0,
@@ -97,7 +98,7 @@ def stage(
     if melds is not None:
         g.melds = []
         for i, spec in enumerate(melds):
-            kind = spec[2] if len(spec) > 2 else None  # type: ignore[misc]
+            kind = spec[2] if len(spec) == 3 else None
             g.melds.append(table_meld(r, spec[0], owner=spec[1], mid=i, kind=kind))
     if opened is not None:
         g.opened = list(opened)
@@ -195,7 +196,7 @@ def stack(monkeypatch: pytest.MonkeyPatch, rules: RuleSet, players: int, *, firs
         if parts == ("first-dealer",) and first_dealer is not None:
             return _Stacked(stacked_deck(first_dealer, d, j), None)
         if len(parts) == 2 and parts[0] == "deal" and deals and parts[1] in deals:
-            return _Stacked(stacked_deck(deals[parts[1]], d, j), None)  # type: ignore[index]
+            return _Stacked(stacked_deck(deals[parts[1]], d, j), None)
         if len(parts) == 4 and parts[2] == "act" and insert_at is not None:
             return _Stacked(None, insert_at)
         return original(self, *parts)

@@ -10,6 +10,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -61,7 +62,8 @@ def write(tmp_path: Path, text: str, name: str = "t.toml") -> Path:
 def refused_file(tmp_path: Path, text: str, key: str, *words: str) -> None:
     """`validate` and `run` both report the problem as `file:line: key: message`."""
     file = write(tmp_path, text)
-    for command in (["validate", file], ["run", file]):
+    commands: tuple[list[str | Path], ...] = (["validate", file], ["run", file])
+    for command in commands:
         err = refused(arena(*command), *words)
         problems = [line for line in err.splitlines() if line.startswith(f"{file}:")]
         assert problems[-1].endswith("problem(s); nothing was run"), err
@@ -158,7 +160,7 @@ def _draw(seat: object = 0, **extra: object) -> dict:
     return {"e": "draw", "seat": seat, "source": "stock", "card": "7H"} | extra
 
 
-BAD_RECORDS = {
+BAD_RECORDS: dict[str, tuple[dict[str, Any] | None, int | None, object, str | None, str]] = {
     "players 0": ({"players": 0}, None, None, None, "header says 0 players"),
     "players 1000": ({"players": 1000}, None, None, None, "header says 1000 players"),
     "seed of the wrong type": ({"seed": "7"}, None, None, None, "'seed' must be a whole number"),

@@ -89,7 +89,7 @@ def test_noisy_data_recovers_the_true_order() -> None:
 def test_fit_equals_choix_ilsr_rankings() -> None:
     entries = synthetic("ABCDE", 3, {"A": 1.0, "B": 0.5, "C": 0.0, "D": -0.2, "E": -1.0}, seed=5)
     names = list("ABCDE")
-    data = [[names.index(b) for b in ratings.ranking_of(e)] for e in sorted(entries, key=lambda e: e.index)]
+    data = [tuple(names.index(b) for b in ratings.ranking_of(e)) for e in sorted(entries, key=lambda e: e.index)]
     expected = choix.ilsr_rankings(len(names), data, alpha=ratings.DEFAULT_ALPHA)
     assert np.allclose(ratings.strengths(entries, names), expected, atol=1e-6)
 

@@ -8,6 +8,8 @@ Test names are ``test_<section>_<clause>_<what>[_<preset>]``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from arena.cards import JOKER, parse, text, texts
@@ -230,7 +232,8 @@ def test_2_4_first_player_extra_card_wrotham(monkeypatch: pytest.MonkeyPatch) ->
     assert g.phase is Phase.PLAY and g.drawn is None and g.observation(1).legal_draws == []
     rejects(g, STOCK, "not time to draw")
     g.play(play(discard=seq[0]))
-    assert g.current == 2 and g.phase is Phase.DRAW
+    # g.play() changed g.phase; mypy keeps the narrowing of the assert above
+    assert g.current == 2 and g.phase is Phase.DRAW  # type: ignore[comparison-overlap]
     g.draw(STOCK)
     g.play(play(discard=text(g.hands[2][0])))
     g.draw(STOCK)
@@ -492,7 +495,7 @@ def test_3_4_nothing_follows_going_out() -> None:
 
 def test_3_5_meld_all_at_once_deals_wrotham() -> None:
     r = rules_of("wrotham")
-    base = dict(hands=["5H 6H 7H 8C 9C TC 2D KS", "7C 8C"], phase="play", drawn="KS", melds=[("TS JS QS", 1)])
+    base: dict[str, Any] = dict(hands=["5H 6H 7H 8C 9C TC 2D KS", "7C 8C"], phase="play", drawn="KS", melds=[("TS JS QS", 1)])
     g = stage(r, deal_no=4, **base)
     assert g.observation(0).must_go_out_to_meld
     rejects(g, play(meld("5H 6H 7H"), discard="KS"), "meld_all_at_once_deals", "RULES 3.5")
@@ -548,7 +551,7 @@ def test_4_4_joker_swap_any_wild_goes_to_the_hand_parlett() -> None:
 
 
 def test_4_4_joker_swap_after_opening_czech() -> None:
-    base = dict(hands=["6H 2C 3D", "7C 8C"], phase="play", drawn="3D", melds=[("5H JK 7H", 1)])
+    base: dict[str, Any] = dict(hands=["6H 2C 3D", "7C 8C"], phase="play", drawn="3D", melds=[("5H JK 7H", 1)])
     g = stage("czech", opened=[False, True], **base)
     rejects(g, play(swap(0, "6H"), discard="JK"), "before opening", "RULES 5.2")
     g = stage("czech", opened=[True, True], **base)
@@ -557,7 +560,7 @@ def test_4_4_joker_swap_after_opening_czech() -> None:
 
 def test_4_4_joker_swap_after_opening_with_initial_meld_0() -> None:
     r = rules_of("parlett", joker_swap="after_opening")
-    base = dict(hands=["6H 2C 3D 9C 9D 9S KS", "7C 8C"], phase="play", drawn="KS", melds=[("5H JK 7H", 1)])
+    base: dict[str, Any] = dict(hands=["6H 2C 3D 9C 9D 9S KS", "7C 8C"], phase="play", drawn="KS", melds=[("5H JK 7H", 1)])
     g = stage(r, **base)
     rejects(g, play(swap(0, "6H"), discard="JK"), "RULES 5.2")
     g = stage(r, **base)
@@ -580,7 +583,7 @@ def test_4_4_run_swap_exact_card_german() -> None:
 SWAP_TABLE = [("5H JK 7H", 1), ("9C 9D 9S", 1)]
 
 
-def _german_swap(**kw: object) -> Game:
+def _german_swap(**kw: Any) -> Game:
     return stage("german", hands=["6H 3C 4C 8D 2S", "7C 8C"], phase="play", drawn="2S", melds=SWAP_TABLE,
                  opened=[True, True], **kw)
 
@@ -637,7 +640,7 @@ def test_4_4_layoff_does_not_restrict_swaps_czech() -> None:
 
 # ============================================================== 5. opening, lay-offs
 
-def _german_open(**kw: object) -> Game:
+def _german_open(**kw: Any) -> Game:
     return stage("german", hands=["TC JC QC 2D 3D 4D 8S 9H 4H", "7C 8C"], phase="play", drawn="9H",
                  melds=[("5H 6H 7H", 1)], opened=[False, True], **kw)
 
@@ -703,7 +706,7 @@ def test_5_1_czech_first_deal_needs_15() -> None:
 
 
 def test_5_1_czech_requirement_enforced() -> None:
-    base = dict(players=4, totals=[120, 80, 80, 10], current=3,
+    base: dict[str, Any] = dict(players=4, totals=[120, 80, 80, 10], current=3,
                 hands={3: "JC QC KC 2D 3D 4D 5D 8S", 0: "2C", 1: "3C", 2: "4C"}, phase="play", drawn="8S")
     g = stage("czech", **base)
     rejects(g, play(meld("2D 3D 4D 5D"), discard="8S"), "short of the 30", "RULES 5.1")
@@ -720,7 +723,7 @@ def test_5_1_initial_meld_0_any_meld_opens_basic() -> None:
 
 def test_5_1_opening_exempt_when_going_out() -> None:
     r = rules_of("german", opening_exempt_when_going_out=True)
-    base = dict(hands=["2D 3D 4D 5S 6S 7S 9H", "7C 8C"], phase="play", drawn="9H", opened=[False, True])
+    base: dict[str, Any] = dict(hands=["2D 3D 4D 5S 6S 7S 9H", "7C 8C"], phase="play", drawn="9H", opened=[False, True])
     g = stage(r, **base)
     g.play(play(meld("2D 3D 4D"), meld("5S 6S 7S"), discard="9H"))  # 27 < 30, but goes out in one turn
     assert last(g, "deal_end")["out"] == 0
@@ -759,7 +762,7 @@ def test_5_3_layoff_any_onto_other_players_melds_parlett() -> None:
 
 
 def test_5_3_layoff_own_melds_czech() -> None:
-    base = dict(hands=["8H 4C 9C 2D", "7C 8C"], phase="play", drawn="2D", opened=[True, True],
+    base: dict[str, Any] = dict(hands=["8H 4C 9C 2D", "7C 8C"], phase="play", drawn="2D", opened=[True, True],
                 melds=[("5H 6H 7H", 1), ("5C 6C 7C", 0)])
     rejects(stage("czech", **base), play(layoff(0, "8H"), discard="9C"), "layoff = own", "RULES 5.3")
     g = stage("czech", **base)
@@ -769,7 +772,7 @@ def test_5_3_layoff_own_melds_czech() -> None:
 
 def test_5_3_layoff_after_own_meld() -> None:
     r = rules_of("parlett", layoff="after_own_meld")
-    base = dict(hands=["8H 9C 9D 9S 2D 3S", "7C 8C"], phase="play", drawn="3S", melds=[("5H 6H 7H", 1)])
+    base: dict[str, Any] = dict(hands=["8H 9C 9D 9S 2D 3S", "7C 8C"], phase="play", drawn="3S", melds=[("5H 6H 7H", 1)])
     rejects(stage(r, **base), play(layoff(0, "8H"), discard="2D"), "layoff = after_own_meld", "RULES 5.3")
     g = stage(r, **base)
     g.play(play(meld("9C 9D 9S"), layoff(0, "8H"), discard="2D"))  # own meld made earlier in the turn
@@ -901,11 +904,11 @@ def test_6_3_stock_exhausted_player_may_take_the_discard_instead() -> None:
 
 
 def test_6_3_stock_exhausted_reshuffle_international() -> None:
-    base = dict(hands=["5C 9D", "7C 8C"], stock="", discard=FILLER)
+    base: dict[str, Any] = dict(hands=["5C 9D", "7C 8C"], stock="", discard=FILLER)
     g = stage("international", **base)
     g.draw(STOCK)
-    got = [g.drawn, *reversed(g.stock)]
-    assert sorted(got) == sorted(cards(FILLER)) and got != cards(FILLER) and g.discard == []
+    got = [g.drawn, *reversed(g.stock)]  # g.drawn is a card after draw(): sorting it below is safe
+    assert sorted(got) == sorted(cards(FILLER)) and got != cards(FILLER) and g.discard == []  # type: ignore[type-var]
     again = stage("international", **base)
     again.draw(STOCK)
     assert again.stock == g.stock and again.drawn == g.drawn  # seeded

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from arena.cli import app
 from arena.integrity import KEY_FILE, make_key
@@ -60,7 +60,7 @@ def cli(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[s
     return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def invoke(*args: str | Path):  # type: ignore[no-untyped-def]
+def invoke(*args: str | Path) -> Result:
     """An `arena` command in this process (no bot is started by standings or replay)."""
     return CliRunner().invoke(app, [str(a) for a in args])
 

@@ -179,10 +179,10 @@ def _try(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome | None:
 
 
 def _discards(view: TurnView, rest: list[Card]) -> list[Card | None]:
-    options: list[Card | None] = sorted(set(rest), reverse=True)
+    options = sorted(set(rest), reverse=True)
     if view.took_discard:
         options = [c for c in options if c != view.drawn]
-    return options + [None]
+    return [*options, None]
 
 
 def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:

@@ -111,7 +111,7 @@ def value_table_from_data(data: object, key: str) -> ValueTable:
         missing = [RANKS[r - 1] for r in range(1, 14) if r not in given]
         if joker is None:
             missing.append("JK")
-        if missing:
+        if missing or joker is None:  # joker is None only with "JK" missing
             raise ValueError(f"{key}: an inline value table must give every rank and JK (missing {', '.join(missing)})")
         return ValueTable("custom", tuple(ranks), joker, extra["ace_high"], extra["ace_low_in_run"])
     raise ValueError(f"{key}: expected a value table name or an inline table, got {data!r}")

@@ -164,7 +164,7 @@ def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop
     info = _tournament_info(folder)
     contents, dropped = counted_lines(folder, drop_bad_lines)
     entries = contents.entries
-    bots_cfg = [b.get("name") for b in info.get("bots", []) if isinstance(b, dict) and b.get("name")]
+    bots_cfg: list[str] = [b["name"] for b in info.get("bots", []) if isinstance(b, dict) and b.get("name")]
     ladder = bool(info.get("ladder_points", False))
     rules = info.get("rules", {})
     sign = -1.0 if isinstance(rules, dict) and rules.get("scoring") == "penalty" else 1.0

@@ -67,7 +67,7 @@ def burn_as_orphan(seconds: float) -> None:
 def flood(endpoint: str, stop: threading.Event) -> None:
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     socks = []
     for _ in range(50):
         s = ctx.socket(zmq.DEALER)
@@ -90,7 +90,7 @@ def multipart_bomb(sock, endpoint: str) -> None:
     """One message of 384 frames x 1 MiB on its own socket, then 4 MiB messages from 9 more."""
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     frame = b"x" * (1 << 20)
     sock.send_multipart([frame] * 384)
     others = []
@@ -139,7 +139,7 @@ def main() -> int:
     a = sys.argv[2:]
     endpoint = a[a.index("--endpoint") + 1] if "--endpoint" in a else os.environ["ARENA_ENDPOINT"]
     token = os.environ["ARENA_TOKEN"].encode()
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, token)

@@ -77,7 +77,8 @@ def main() -> int:
         "tcp_out": attempt(lambda: connect(int(port))),
         "remount_system_rw": attempt(remount),
         "gate_pipe": attempt(gate_pipe),
-        "new_user_namespace": attempt(lambda: os.unshare(os.CLONE_NEWUSER) or "unshared"),
+        # os.unshare is Python 3.12+ (mypy checks for 3.11); on 3.11 attempt() reports the AttributeError
+        "new_user_namespace": attempt(lambda: os.unshare(os.CLONE_NEWUSER) or "unshared"),  # type: ignore[attr-defined]
         "engine_import": attempt(lambda: __import__("arena.rules.game") and "imported"),
         "environment": sorted(os.environ),
         "run_marker": os.environ.get("ARENA_RUN"),
@@ -87,7 +88,7 @@ def main() -> int:
 
     a = sys.argv[1:]
     endpoint = a[a.index("--endpoint") + 1] if "--endpoint" in a else os.environ["ARENA_ENDPOINT"]
-    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, os.environ["ARENA_TOKEN"].encode())
     sock.connect(endpoint)
