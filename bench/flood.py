@@ -104,10 +104,10 @@ def fairness_figures(min_decisions: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         bots = "\n".join(f'[[bots]]\nname = "half{i}"\ncommand = "{MISBEHAVE} halfcpu"\n' for i in range(4))
-        deal_sets = max(1, min_decisions // 1800)
+        deal_sets = max(1, -(-min_decisions // 3000))  # about 3,000 decisions per deal-set of 12 games
         file = Path(tmp) / "fair.toml"
         file.write_text(f'name = "fair"\nvariant = "basic"\nseats = 2\ndeal_sets = {deal_sets}\nconcurrency = 4\n'
-                        f'records = false\noutput = "out"\n[rules]\ntarget = 60\n[time]\ndecision_ms = 20\n'
+                        f'records = false\noutput = "out"\n[rules]\ntarget = 20\n[time]\ndecision_ms = 20\n'
                         f'grace_ms = 50\nclock = "cpu"\n[failures]\ntimeout = "forfeit"\n{bots}')
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "arena", "run", str(file)], capture_output=True, check=True)
