@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 
@@ -72,6 +73,7 @@ class GameResult:
     record: list[dict[str, Any]]
     record_path: str | None = None
     failure_log: list[dict[str, Any]] = field(default_factory=list)
+    hellos: list[str | None] = field(default_factory=list)  # the name each seat's bot gave in its hello
 
 
 class Referee:
@@ -91,6 +93,7 @@ class Referee:
         self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
         self.by_peer = {id(p): s for s, p in zip(self.seats, peers)}
         self.record: list[dict[str, Any]] = []
+        self.hellos: list[str | None] = []
         self.failure_log: list[dict[str, Any]] = []
         self.decisions = 0
 
@@ -101,6 +104,8 @@ class Referee:
         names = [s.peer.spec.name for s in self.seats]
         clock = {"decision_ms": self.time.decision_ms, "bank_ms": self.time.bank_ms,
                  "increment_ms": self.time.increment_ms, "grace_ms": self.time.grace_ms, "clock": self.time.clock}
+        # Who played each seat: the hello of the bot behind that seat's own gate (None: it never said one).
+        self.hellos = [st.peer.hello.name if st.peer.hello is not None else None for st in self.seats]
         for st in self.seats:
             if not st.peer.ready:
                 kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
@@ -137,7 +142,7 @@ class Referee:
             forfeited=list(g.forfeited), end_reason=g.end_reason, deals=g.deal_no,
             turn_capped=sum(1 for e in g.log if e["e"] == "deal_end" and e["reason"] == "turn_cap"),
             decisions=self.decisions, latencies_ms=[s.latencies for s in self.seats], record=self.record,
-            failure_log=self.failure_log,
+            failure_log=self.failure_log, hellos=self.hellos,
         )
 
     def _absorb(self, entries: list[dict[str, Any]], answered_ms: float | None = None) -> None:
@@ -440,7 +445,7 @@ def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_i
     ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map)
     result = ref.run()
     if record_path is not None:
-        header = header_of(ref.game, tuple(result.seats), game_id=game_id).to_data()
+        header = header_of(ref.game, tuple(result.seats), game_id=game_id, bots=result.hellos).to_data()
         write_record(record_path, result, header=header)
         result.record_path = str(record_path)
     return result

