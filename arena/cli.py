@@ -10,15 +10,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from arena.cards import CardError, parse, text
 from arena.rules.melds import MeldError, form_meld, opening_value
-from arena.rules.options import CHOICES, RuleSet, RulesError, resolve
+from arena.rules.options import CHOICES, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def simulate(
     players: Annotated[int, typer.Option("--players", "-p", help="Seats at the table.")] = 2,
     games: Annotated[int, typer.Option("--games", "-g", help="Games to play.")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; game i uses seed + i.")] = 1,
-    policy: Annotated[Optional[list[str]], typer.Option("--policy", help="Policy per seat (greedy or random); the last one fills the rest.")] = None,
+    policy: Annotated[list[str] | None, typer.Option("--policy", help="Policy per seat (greedy or random); the last one fills the rest.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per game and a summary.")] = False,
 ) -> None:
     """Self-play with built-in policies, in-process (no bots, no sockets)."""
@@ -169,7 +169,7 @@ def simulate(
           f"{decisions / elapsed:.0f} decisions/s", file=sys.stderr)
 
 
-def _bot_spec(arg: str, index: int, stdio: bool) -> "BotSpec":
+def _bot_spec(arg: str, index: int, stdio: bool) -> BotSpec:
     from arena.settings import BotSpec, split_transport
 
     arg, transport = split_transport(arg, stdio)
@@ -185,7 +185,7 @@ def _bot_spec(arg: str, index: int, stdio: bool) -> "BotSpec":
     return BotSpec(name=name, command=arg, transport=transport)
 
 
-def _unique_names(specs: list["BotSpec"]) -> list["BotSpec"]:
+def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     from dataclasses import replace
 
     seen: dict[str, int] = {}
@@ -196,7 +196,7 @@ def _unique_names(specs: list["BotSpec"]) -> list["BotSpec"]:
     return out
 
 
-def _stdio_seats(stdio: Optional[list[int]], seats: int) -> set[int]:
+def _stdio_seats(stdio: list[int] | None, seats: int) -> set[int]:
     """The seats named by ``--stdio``, each a seat of this game."""
     for seat in stdio or []:
         if not 0 <= seat < seats:
@@ -204,7 +204,7 @@ def _stdio_seats(stdio: Optional[list[int]], seats: int) -> set[int]:
     return set(stdio or [])
 
 
-def _check_bot(seat: int, arg: str, spec: "BotSpec") -> None:
+def _check_bot(seat: int, arg: str, spec: BotSpec) -> None:
     """Fail unless the bot of ``seat`` can be started (its program and script exist)."""
     from arena.settings import command_problem
 
@@ -224,7 +224,7 @@ def _bundled() -> list[str]:
     return sorted(BUNDLED_BOTS)
 
 
-def _check_listen(listen: Optional[str]) -> Optional[str]:
+def _check_listen(listen: str | None) -> str | None:
     """``--listen`` as HOST:PORT with PORT from 0 (any free one) to 65535."""
     if listen is None:
         return None
@@ -255,7 +255,7 @@ def _bind_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _open_host(make: Callable[[], BotHost], listen: Optional[str]) -> BotHost:
+def _open_host(make: Callable[[], BotHost], listen: str | None) -> BotHost:
     """Build the bot host; an address that cannot be listened on is bad input."""
     import zmq
 
@@ -296,17 +296,17 @@ def _check_sandbox(sandbox: bool) -> None:
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
     bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, or remote:NAME.")],
-    seed: Annotated[Optional[int], typer.Option("--seed", "-s", help="Game seed (decides every deal; default: a random one, shown at the end). Bots are never told it.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", "-s", help="Game seed (decides every deal; default: a random one, shown at the end). Bots are never told it.")] = None,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
     increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
     grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport jitter, in ms.")] = 50,
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
-    record: Annotated[Optional[Path], typer.Option("--record", help="Game record file (JSON Lines).")] = None,
-    listen: Annotated[Optional[str], typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines).")] = None,
+    listen: Annotated[str | None, typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
     remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
-    stdio: Annotated[Optional[list[int]], typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
-    on_failure: Annotated[Optional[list[str]], typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
+    stdio: Annotated[list[int] | None, typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
+    on_failure: Annotated[list[str] | None, typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
     clock: Annotated[str, typer.Option("--clock", help="wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes.")] = "wall",
     wall_ms: Annotated[int, typer.Option("--wall-ms", help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit).")] = 0,
@@ -379,7 +379,7 @@ def play(
     except KeyboardInterrupt:
         host.close("interrupted")
         typer.echo("interrupted: every bot process was stopped", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except OSError as e:
         host.close("error")
         fail(f"cannot write {e.filename or record_path}: {e.strerror or e}; every bot process was stopped")
@@ -401,7 +401,7 @@ def play(
     print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)
 
 
-def _play_seed(seed: Optional[int]) -> int:
+def _play_seed(seed: int | None) -> int:
     """The seed of an `arena play` game: the one given, or a fresh random one (so none is guessable)."""
     import secrets
 
@@ -429,7 +429,7 @@ def replay(
     record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
     verify: Annotated[bool, typer.Option("--verify", help="Re-check every action with the engine; exit 1 at the first entry that does not hold.")] = False,
     private: Annotated[bool, typer.Option("--private/--public", help="Show hands and stock draws (default) or only what every seat saw.")] = True,
-    key: Annotated[Optional[Path], typer.Option("--key", help="With --verify: the tournament's secret.key to check the record's MAC with (default: ../secret.key of a tournament's records/ folder).")] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="With --verify: the tournament's secret.key to check the record's MAC with (default: ../secret.key of a tournament's records/ folder).")] = None,
 ) -> None:
     """Print a recorded game turn by turn, or verify it against the engine (and its MAC, given the key)."""
     from arena.display import describe
@@ -447,7 +447,7 @@ def replay(
             game = run_replay(h, entries)
         except ReplayError as e:
             typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
             fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
         typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
@@ -461,7 +461,7 @@ def replay(
             typer.echo(line)
 
 
-def _record_mac(record: Path, header: dict[str, Any], key: Optional[Path]) -> MacStatus:
+def _record_mac(record: Path, header: dict[str, Any], key: Path | None) -> MacStatus:
     """The MAC check of a record under ``key`` (or the key of its tournament folder, if any)."""
     from arena.integrity import KeyFileError
     from arena.record_check import RecordError, mac_status, tournament_key_file
@@ -472,7 +472,7 @@ def _record_mac(record: Path, header: dict[str, Any], key: Optional[Path]) -> Ma
         fail(f"--key: {e}" if key is not None else str(e))
 
 
-def _bad_journal(e: "BadJournal", retry: str) -> NoReturn:
+def _bad_journal(e: BadJournal, retry: str) -> NoReturn:
     """Say every journal line that cannot be counted (one sentence each), then stop with exit 2."""
     for problem in e.problems:
         typer.echo(problem, err=True)
@@ -480,7 +480,7 @@ def _bad_journal(e: "BadJournal", retry: str) -> NoReturn:
          f"journal.rejected.jsonl and count the rest, run: {retry} --drop-bad-lines")
 
 
-def _load_tournament(file: Path, out: Optional[Path] = None):
+def _load_tournament(file: Path, out: Path | None = None):
     from dataclasses import replace
 
     from arena.tournament.config import output_problem, validate_file
@@ -532,16 +532,22 @@ def init(
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Results folder (default: the file's `output`).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default: the file's `output`).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run in the same folder.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from arena.tournament import schedule
     from arena.tournament.journal import BadJournal

@@ -46,9 +46,10 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -58,11 +59,10 @@ from arena.host import BotHost, Peer, _safe
 from arena.referee import GameResult, Referee, SeatState
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
-from arena.settings import split_transport
-from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
+from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl, split_transport
 from protocol.messages import PROTOCOL_VERSION, Hello, MessageError, decode_from_bot, encode
 
-__all__ = ["Check", "Report", "check_bot", "check_bot_command", "CheckError"]
+__all__ = ["Check", "CheckError", "Report", "check_bot", "check_bot_command"]
 
 BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
 OUTPUT_LIMIT = LOG_CAP_BYTES // 2  # a bot writing more than this in a check would lose logs in a tournament
@@ -595,7 +595,7 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
 
 def check_bot_command(
     bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
-    variant: Annotated[Optional[list[str]], typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
+    variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
@@ -615,8 +615,8 @@ def check_bot_command(
                            sandbox=sandbox)
     except CheckError as e:
         typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except KeyboardInterrupt:
         typer.echo("interrupted: every bot process was stopped", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     raise typer.Exit(0 if report.ok else 1)

@@ -16,9 +16,9 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from arena.bots import BotProcess, launch
 from arena.channel import Closed, Item, Line, Notice, Oversized

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
-from arena.rules.options import RuleSet, RulesError
+from arena.rules.options import RulesError, RuleSet
 from arena.rules.record import RECORD_VERSION, Header
 from arena.rules.suits import SuitMapError, from_text
 

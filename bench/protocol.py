@@ -52,7 +52,7 @@ def typical_request_size() -> int:
     from arena.selfplay import play_game, policies_for
 
     rules = resolve("basic")
-    g, _ = play_game(rules, policies_for(rules, ["greedy", "greedy"], 1), 1)
+    _g, _ = play_game(rules, policies_for(rules, ["greedy", "greedy"], 1), 1)
     g2 = Game(rules, 2, 2)
     obs = g2.observation(g2.current).to_data()
     body = {"v": 1, "type": "request", "game": "basic-seed1", "seq": 17, "decision": "play", "observation": obs,

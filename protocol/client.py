@@ -51,7 +51,7 @@ from protocol.messages import (
     decode_from_referee,
 )
 
-__all__ = ["Bot", "BotError", "run", "endpoint_and_token"]
+__all__ = ["Bot", "BotError", "endpoint_and_token", "run"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -205,10 +205,10 @@ def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
     log = sys.stderr
     wants_events = type(bot).on_event is not Bot.on_event
     while True:
-        if bot.welcome is None and bot.handshake_timeout_s is not None:
-            if not sock.poll(int(bot.handshake_timeout_s * 1000)):
-                print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
-                return 1
+        if (bot.welcome is None and bot.handshake_timeout_s is not None
+                and not sock.poll(int(bot.handshake_timeout_s * 1000))):
+            print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
+            return 1
         data = sock.recv()
         received = time.perf_counter()
         try:

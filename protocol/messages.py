@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Annotated, Any, Literal, TypeVar, Union
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -108,7 +108,7 @@ class Swap(msgspec.Struct, tag_field="type", tag="swap", omit_defaults=True):
     ] = None
 
 
-Action = Union[Meld, Layoff, Swap]
+Action = Meld | Layoff | Swap
 
 
 # -- bot -> referee ------------------------------------------------------------
@@ -146,7 +146,7 @@ class Play(msgspec.Struct, tag="play", kw_only=True, tag_field="type"):
     discard: Card | None
 
 
-BotMessage = Union[Hello, Draw, Play]
+BotMessage = Hello | Draw | Play
 
 
 # -- parts of referee messages -------------------------------------------------
@@ -286,7 +286,7 @@ class Shutdown(msgspec.Struct, tag="shutdown", kw_only=True, tag_field="type"):
     reason: str
 
 
-RefereeMessage = Union[Welcome, Error, NewGame, Request, Event, GameOver, Shutdown]
+RefereeMessage = Welcome | Error | NewGame | Request | Event | GameOver | Shutdown
 
 
 # -- event kinds (the `event` object of an Event message) -------------------
@@ -371,9 +371,10 @@ class ForfeitEvent(_Ev, tag="forfeit"):
     reason: str
 
 
-KnownEvent = Union[
-    DealStartEvent, DrawEvent, MeldEvent, LayoffEvent, SwapEvent, DiscardEvent, RebuildEvent, DealEndEvent, ForfeitEvent
-]
+KnownEvent = (
+    DealStartEvent | DrawEvent | MeldEvent | LayoffEvent | SwapEvent | DiscardEvent | RebuildEvent | DealEndEvent
+    | ForfeitEvent
+)
 
 # -- errors ----------------------------------------------------------------------
 

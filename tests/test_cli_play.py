@@ -89,7 +89,7 @@ def test_interrupted_run_leaves_no_process(tmp_path):
     while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 2):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "--resume" in err.decode()
     deadline = time.monotonic() + 5

@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 from arena.rules.game import Game
-from arena.rules.options import BOUNDS, MAX_DEALS, OPTION_NAMES, PER_COUNT_OPTIONS, RuleSet, RulesError, resolve
+from arena.rules.options import BOUNDS, MAX_DEALS, OPTION_NAMES, PER_COUNT_OPTIONS, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.values import VALUE_TABLES
 from arena.selfplay import play_game, policies_for
@@ -164,7 +164,7 @@ def test_9_every_option_can_be_overridden(option: str, value: object, want: obje
 def test_9_value_table_overrides() -> None:
     r = resolve("basic", {"card_values": "czech", "initial_meld_values": "german-opening"})
     assert r.card_values == VALUE_TABLES["czech"] and r.opening_values == VALUE_TABLES["german-opening"]
-    inline = {k: 5 for k in "A23456789TJQK"} | {"JK": 25, "ace_high": 7}
+    inline = dict.fromkeys("A23456789TJQK", 5) | {"JK": 25, "ace_high": 7}
     r = resolve("basic", {"card_values": inline})
     assert r.values.card(0, False) == 25 and r.values.ranks[1:] == (5,) * 13 and r.values.ace_high == 7
     assert RuleSet.from_data(r.to_data()) == r
@@ -309,7 +309,7 @@ def test_9_a_per_count_value_out_of_range_names_the_player_count() -> None:
 
 
 def test_9_inline_card_values_are_bounded() -> None:
-    inline = {k: 5 for k in "A23456789TJQK"} | {"JK": 1001}
+    inline = dict.fromkeys("A23456789TJQK", 5) | {"JK": 1001}
     with pytest.raises(RulesError, match=r"^card_values\.JK: expected a whole number from 0 to 1000"):
         resolve("basic", {"card_values": inline})
     assert resolve("basic", {"card_values": inline | {"JK": 1000}}).values.joker == 1000

@@ -83,7 +83,7 @@ def illegal_candidates(g: Game, rng: random.Random) -> list[tuple[str, Any]]:
         out.append(("sure", Play((), g.drawn)))
     if len(hand) >= 3:
         picked = rng.sample(hand, 3)
-        rest = [c for c in hand]
+        rest = list(hand)
         for c in picked:
             rest.remove(c)
         out.append(("maybe", Play((Meld(tuple(picked)),), rest[0] if rest else None)))
@@ -403,7 +403,7 @@ def _multiplicity(g: Game) -> dict[str, int]:
     r = g.rules
     most = max(r.count_value("decks", k) for k in range(2, g.n + 1))
     jokers = max(r.count_value("jokers", k) for k in range(2, g.n + 1))
-    out = {c: most for c in texts(full_deck(1, 0))}
+    out = dict.fromkeys(texts(full_deck(1, 0)), most)
     out["JK"] = jokers
     return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import random
 from pathlib import Path
@@ -11,10 +12,10 @@ from pathlib import Path
 import choix
 import numpy as np
 
+from arena.integrity import make_key
 from arena.tournament import ratings, standings
 from arena.tournament.config import validate_text, write_resolved
 from arena.tournament.journal import Journal, JournalEntry
-from arena.integrity import make_key
 from arena.tournament.schedule import iter_games
 
 
@@ -65,8 +66,8 @@ def test_four_bots_strict_order_three_seats() -> None:
     entries = synthetic("ABCD", 3, deal_sets=3)
     r = ratings.rate(entries, resamples=100)
     vals = [r[b] for b in "ABCD"]
-    assert all(x.rating > y.rating for x, y in zip(vals, vals[1:]))
-    assert all(x.low > y.high for x, y in zip(vals, vals[1:]))
+    assert all(x.rating > y.rating for x, y in itertools.pairwise(vals))
+    assert all(x.low > y.high for x, y in itertools.pairwise(vals))
 
 
 def test_order_of_the_journal_does_not_matter() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from arena.rules.presets import PRESETS
@@ -48,8 +49,8 @@ def test_same_seed_same_record(tmp_path):
 
 
 def test_spy_never_sees_another_hand_or_the_stock(tmp_path):
-    result, _ = run_game("basic", [misbehave("spy"), "greedy", "greedy"], tmp_path, seed=3)
-    header, entries = read_record(tmp_path / "record.jsonl")
+    _result, _ = run_game("basic", [misbehave("spy"), "greedy", "greedy"], tmp_path, seed=3)
+    _header, entries = read_record(tmp_path / "record.jsonl")
     received = [json.loads(x[4:]) for x in open(tmp_path / "logs" / "s0.log") if x.startswith("SPY ")]
     assert received, "the spy received nothing"
     text = "\n".join(json.dumps(m) for m in received)

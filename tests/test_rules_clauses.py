@@ -8,6 +8,7 @@ Test names are ``test_<section>_<clause>_<what>[_<preset>]``.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -110,7 +111,7 @@ def test_2_2_the_deal_passes_left() -> None:
     g, _ = play_game(r, policies_for(r, ["greedy"] * 3, 4), 4)
     dealers = [e["dealer"] for e in g.log if e["e"] == "deal_start"]
     assert len(dealers) > 2
-    assert all(b == (a + 1) % 3 for a, b in zip(dealers, dealers[1:]))
+    assert all(b == (a + 1) % 3 for a, b in itertools.pairwise(dealers))
 
 
 def test_2_2_the_deal_passes_left_skipping_eliminated_players() -> None:

@@ -84,8 +84,7 @@ cwd = "bots/other"
     assert records
     for rec in records:
         header = json.loads(rec.read_text().splitlines()[0])
-        assert {seat: hello for seat, hello in zip(header["seats"], header["bots"])} == {"spy": "spy",
-                                                                                          "greedy": "greedy"}
+        assert dict(zip(header["seats"], header["bots"])) == {"spy": "spy", "greedy": "greedy"}
     listener.close()
     assert not list(tmp_path.rglob("spy-was-here.txt"))
     standings = subprocess.run([sys.executable, "-m", "arena", "standings", str(out), "--format", "json"],

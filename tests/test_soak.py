@@ -48,7 +48,7 @@ def soak_file(tmp: Path) -> Path:
     bots = ['[[bots]]\nname = "greedy"\ncommand = "greedy"\n', '[[bots]]\nname = "random"\ncommand = "random"\n']
     for mode in ADVERSARIES:
         bots.append(f'[[bots]]\nname = "{mode}"\ncommand = "{sys.executable} {MISBEHAVE} {mode}"\n')
-    text = f"""
+    text = """
 name = "soak"
 variant = "basic"
 seats = 2

@@ -37,7 +37,7 @@ from arena.rules import search
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
-from arena.rules.options import MAX_DEALS, RuleSet, RulesError
+from arena.rules.options import MAX_DEALS, RulesError, RuleSet
 from arena.rules.suits import SuitMap, check_suit_map, relabel_all
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 

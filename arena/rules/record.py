@@ -20,7 +20,7 @@ from typing import Any
 
 from arena.rules.actions import IllegalAction, play_from_data
 from arena.rules.game import Game
-from arena.rules.options import RuleSet, RulesError
+from arena.rules.options import RulesError, RuleSet
 from arena.rules.suits import SuitMap, SuitMapError, from_text, to_text
 
 RECORD_VERSION = 2

@@ -12,7 +12,18 @@ from itertools import combinations
 
 from arena.cards import JOKER, Card, make, suit_of
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
-from arena.rules.melds import RUN, SET, MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value, position_rank, swap_wild
+from arena.rules.melds import (
+    RUN,
+    SET,
+    MeldError,
+    TableMeld,
+    form_meld,
+    is_wild_card,
+    lay_off,
+    opening_value,
+    position_rank,
+    swap_wild,
+)
 from arena.rules.options import RuleSet
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
@@ -84,7 +95,7 @@ def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card,
             own = list({suit_of(c): c for c in own}.values())
         if len(own) >= 3:
             out.append(tuple(own[: rules.set_max]))
-    for rank, cards in by_rank.items():
+    for _rank, cards in by_rank.items():
         if len(cards) < 3 and not wilds:
             continue
         if rules.set_distinct_suits:

@@ -48,15 +48,14 @@ import os
 import re
 import tomllib
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 import arena.settings as _settings
-
-from arena.rules.options import RuleSet, RulesError, resolve
+from arena.rules.options import RulesError, RuleSet, resolve
 from arena.rules.suits import suit_asymmetry
 from arena.settings import (
     BUNDLED_BOTS,
@@ -68,7 +67,6 @@ from arena.settings import (
     TimeControl,
     command_problem,
     env_problem,
-    first_word as _first_word,
 )
 
 RESOLVED_FILE = "tournament.toml"

@@ -151,7 +151,7 @@ def fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None,
     if not names:
         return {}
     if not es:
-        return {b: ELO_MEAN for b in names}
+        return dict.fromkeys(names, ELO_MEAN)
     return dict(zip(names, _to_elo(strengths(es, names, alpha)).tolist()))
 
 

@@ -180,10 +180,10 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
     names = ratings.bot_order(entries, bots)
     rated = ratings.rate(entries, names, resamples=resamples, seed=seed)
     points = ratings.ladder_points(entries) if ladder else {}
-    games = {b: 0 for b in names}
-    firsts = {b: 0 for b in names}
-    place_sum = {b: 0.0 for b in names}
-    score_sum = {b: 0.0 for b in names}
+    games = dict.fromkeys(names, 0)
+    firsts = dict.fromkeys(names, 0)
+    place_sum = dict.fromkeys(names, 0.0)
+    score_sum = dict.fromkeys(names, 0.0)
     fails: dict[str, dict[str, int]] = {b: {} for b in names}
     margin = {b: _Clustered() for b in names}
     pair = {a: {b: _Clustered() for b in names if b != a} for a in names}

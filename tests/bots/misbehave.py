@@ -114,11 +114,10 @@ def main() -> int:
             return 4
         if mode == "sigstop" and requests == 3:
             os.kill(os.getpid(), signal.SIGSTOP)
-        if mode == "fork_child" and requests == 3:
-            if os.fork() == 0:
-                os.setsid()
-                time.sleep(3600)
-                os._exit(0)
+        if mode == "fork_child" and requests == 3 and os.fork() == 0:
+            os.setsid()
+            time.sleep(3600)
+            os._exit(0)
         if mode == "fork_child" and requests == 5:
             return 5
         if mode == "mem_hog" and requests == 2:

@@ -37,7 +37,7 @@ assert set(GAMES) == set(PRESETS)
 
 
 def record_lines(preset: str) -> list[str]:
-    players, seed, names = GAMES[preset]
+    _players, seed, names = GAMES[preset]
     rules = resolve(preset)
     game, _ = play_game(rules, policies_for(rules, names, seed), seed)
     header = header_of(game, seats=tuple(f"{n}-{i}" for i, n in enumerate(names)), policies=list(names))
