@@ -325,8 +325,8 @@ class Referee:
         if notice.word == "overflow":
             if st.peer.process is not None:
                 st.peer.process.wait_exit(1.0)
-            return self._fail(st, "oversized", f"a multipart message larger than the {notice.arg} MiB its gate may "
-                                               "hold: the connection was closed", seq=seq)
+            return self._fail(st, "oversized", f"a multipart message too big for its gate (which may hold "
+                                               f"{notice.arg} MiB): the connection was closed", seq=seq)
         if notice.word == "dropped":
             self._stale(st, None, f"{notice.arg} messages were dropped unread: sent while no request was open")
         return None
@@ -343,8 +343,8 @@ class Referee:
         while_ = f" while deciding {decision}" if decision else " between its turns"
         last = self._last_notice(st.peer)
         if last is not None and last.word == "overflow":
-            return self._fail(st, "oversized", f"a multipart message larger than the {last.arg} MiB its gate may "
-                                               f"hold{while_}: the connection was closed")
+            return self._fail(st, "oversized", f"a multipart message too big for its gate (which may hold "
+                                               f"{last.arg} MiB){while_}: the connection was closed")
         if proc is not None and proc.violation is not None:
             return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
         kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
