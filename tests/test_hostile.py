@@ -5,13 +5,12 @@ stays bounded, and no process outlives the game (escaped ones included)."""
 from __future__ import annotations
 
 import secrets
-import threading
-import time
 
 import psutil
 import pytest
 
 from arena.settings import Limits, TimeControl
+from bench.flood import PeakRss
 from tests.conftest import hostile, run_game
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
@@ -30,31 +29,6 @@ def kinds_of(result, seat):
 def honest_clean(result, seats):
     for s in seats:
         assert not result.failures[s], (s, failures_of(result, s))
-
-
-class PeakRss:
-    """The referee's (this process's) peak resident memory while the block runs."""
-
-    def __enter__(self):
-        self.me = psutil.Process()
-        self.base = self.peak = self.me.memory_info().rss
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._sample, daemon=True)
-        self.thread.start()
-        return self
-
-    def _sample(self):
-        while not self.stop.is_set():
-            self.peak = max(self.peak, self.me.memory_info().rss)
-            time.sleep(0.01)
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-
-    @property
-    def growth_mib(self) -> float:
-        return (self.peak - self.base) / 2**20
 
 
 @pytest.mark.parametrize("sandbox", [True, False])

@@ -28,14 +28,7 @@ import sys
 import threading
 import time
 
-
-def legal_reply(msg: dict) -> dict:
-    obs = msg["observation"]
-    base = {"v": 1, "game": msg["game"], "seq": msg["seq"]}
-    if msg["decision"] == "draw":
-        return {**base, "type": "draw", "source": "stock"}
-    discard = obs["drawn"] if obs["drawn"] and not obs["took_discard"] else obs["hand"][0]
-    return {**base, "type": "play", "actions": [], "discard": discard}
+from misbehave import legal_reply  # the same legal moves (draw from the stock, discard the drawn card)
 
 
 def nested(depth: int) -> str:
