@@ -8,7 +8,7 @@ import pytest
 from arena.settings import FailurePolicy, Limits, TimeControl
 from tests.conftest import arena_processes, misbehave, run_game
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 
 FAST = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50)
 

@@ -86,6 +86,7 @@ def assert_passes_everything(report: Report, lines: list[str]) -> None:
 # -- every sample bot passes --------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", ["greedy", "random"])
 def test_python_sample_bot_passes_every_check(bot):
     report, lines = run_check(bot)
@@ -94,12 +95,14 @@ def test_python_sample_bot_passes_every_check(bot):
     assert report.log_dir is None  # nothing failed: the logs were removed
 
 
+@pytest.mark.slow
 def test_javascript_sample_bot_passes_every_check(js_bot):
     report, lines = run_check(js_bot)
     assert_passes_everything(report, lines)
     assert report.bot_name == "greedy-js"
 
 
+@pytest.mark.slow
 def test_minimal_stdio_bot_passes_every_check(node):
     report, lines = run_check(MINIMAL, transport="stdio")
     assert_passes_everything(report, lines)
@@ -124,6 +127,7 @@ BROKEN_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(BROKEN_CASES))
 def test_broken_bot_fails_with_the_right_reason(mode):
     fails, check, words = BROKEN_CASES[mode]
@@ -143,6 +147,7 @@ def test_broken_bot_fails_with_the_right_reason(mode):
         assert report.skipped == 6  # nothing else can run without a handshake
 
 
+@pytest.mark.slow
 def test_stdio_bot_writing_logs_on_stdout_fails_the_output_check():
     report, lines = run_check(f"{STDIO_LINES} chatter", variants=["basic"], transport="stdio", decision_ms=500)
     out = report.get("output")
@@ -177,6 +182,7 @@ def cli() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 def test_check_bot_command_exit_codes():
     runner = CliRunner()
     ok = runner.invoke(cli(), ["check-bot", "greedy", "--variant", "basic", "--seed", "3", "--time-ms", "1000"])
@@ -193,6 +199,7 @@ def test_check_bot_command_exit_codes():
     assert "unknown preset 'nope'" in usage.output
 
 
+@pytest.mark.slow
 def test_check_bot_command_stdio_flag(node):
     runner = CliRunner()
     res = runner.invoke(cli(), ["check-bot", MINIMAL, "--stdio", "--variant", "wrotham"])
@@ -203,6 +210,7 @@ def test_check_bot_command_stdio_flag(node):
 # -- real games with the JavaScript bot and a stdio bot ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(PRESETS))
 def test_js_and_stdio_bots_play_real_games(variant, js_bot, tmp_path):
     result, _ = run_game(variant, [js_bot, MINIMAL, "greedy"], tmp_path, seed=7, transports={1: "stdio"})
@@ -216,6 +224,7 @@ def test_js_and_stdio_bots_play_real_games(variant, js_bot, tmp_path):
     assert any(e["e"] == "play" and e["seat"] == 0 and e["actions"] for e in result.record)
 
 
+@pytest.mark.slow
 def test_js_bot_goes_out(js_bot, tmp_path):
     result, _ = run_game("basic", [js_bot, "greedy"], tmp_path, seed=2)
     outs = [e["out"] for e in result.record if e["e"] == "deal_end"]
@@ -229,6 +238,7 @@ def test_js_bot_goes_out(js_bot, tmp_path):
 FAST = TimeControl(start_ms=5000, decision_ms=500, grace_ms=50)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["crlf", "split"])
 def test_stdio_line_endings_and_partial_writes(mode, tmp_path):
     result, _ = run_game("wrotham", [f"{STDIO_LINES} {mode}", "greedy"], tmp_path, seed=3,
@@ -238,6 +248,7 @@ def test_stdio_line_endings_and_partial_writes(mode, tmp_path):
     assert result.latencies_ms[0]
 
 
+@pytest.mark.slow
 def test_stdio_over_long_line_is_one_oversized_message(tmp_path):
     result, _ = run_game("basic", [f"{STDIO_LINES} huge", "greedy"], tmp_path, seed=4, transports={0: "stdio"},
                          time_control=FAST)
@@ -248,6 +259,7 @@ def test_stdio_over_long_line_is_one_oversized_message(tmp_path):
     assert not result.failures[1]
 
 
+@pytest.mark.slow
 def test_stdio_bot_restarted_after_a_crash_plays_again(tmp_path):
     rules = resolve("basic")
     with BotHost(FAST, tmp_path / "logs") as host:
@@ -263,6 +275,7 @@ def test_stdio_bot_restarted_after_a_crash_plays_again(tmp_path):
     assert not [t for t in threading.enumerate() if t.name.startswith("log-") and t.is_alive()]
 
 
+@pytest.mark.slow
 def test_stdio_bot_pipes_and_log_reader_end_with_the_host(node, tmp_path):
     with BotHost(FAST, tmp_path / "logs") as host:
         bot = host.add(BotSpec(name="minimal", command=MINIMAL, transport="stdio"))
@@ -289,6 +302,7 @@ def test_spec_lists_the_minimal_stdio_bot_verbatim():
     assert spec_block("minimal-stdio-bot", "js") == (ROOT / "sample_bots" / "stdio" / "minimal.js").read_text()
 
 
+@pytest.mark.slow
 def test_spec_first_bot_passes_check_bot(tmp_path):
     script = tmp_path / "setbot.py"
     script.write_text(spec_block("first-bot", "python"))

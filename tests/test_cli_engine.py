@@ -78,6 +78,7 @@ def test_variants_table() -> None:
     assert res.exit_code == 0 and "wrotham" in res.stdout and "meld_all_at_once_deals" in res.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_simulate_czech_four_players_is_deterministic_and_ends_by_elimination() -> None:
     args = ("simulate", "czech", "--players", "4", "--games", "50", "--seed", "1")

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import MISBEHAVE, arena_processes
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 ROOT = Path(__file__).resolve().parent.parent
 
 

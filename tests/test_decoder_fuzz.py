@@ -120,6 +120,7 @@ def test_the_deepest_real_messages_are_far_below_the_cap() -> None:
     assert json_depth(request) == 5 < MAX_NESTING
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\a\u00e9\x00 ', max_size=8),
@@ -144,6 +145,7 @@ def test_arbitrary_bytes(data: bytes) -> None:
         pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(list(BASES)), st.data())
 def test_arbitrary_json_values_in_known_and_unknown_fields(msg_type: str, data: st.DataObject) -> None:

@@ -13,7 +13,7 @@ from arena.settings import Limits, TimeControl
 from bench.flood import PeakRss
 from tests.conftest import hostile, run_game
 
-pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
 
 FAST = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50)
 

@@ -152,6 +152,7 @@ def check_finished(g: Game) -> None:
     assert all(p == 1 + sum(q < p for q in placings) for p in placings)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
 def test_cards_conserved_and_games_end(table: tuple[str, int], seed: int, mix: list[str]) -> None:
@@ -193,6 +194,7 @@ def test_turn_cap_ends_deals_and_says_so(table: tuple[str, int], seed: int, cap:
     assert any(e["e"] == "deal_end" and e["reason"] == "turn_cap" for e in g.log) or cap > 3
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
 def test_illegal_actions_are_rejected_with_a_reason_and_change_nothing(table: tuple[str, int], seed: int, mix: list[str]) -> None:
@@ -204,6 +206,7 @@ def test_illegal_actions_are_rejected_with_a_reason_and_change_nothing(table: tu
     check_finished(g)
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(table=st.sampled_from(TABLES), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
 def test_same_seed_same_record_and_it_replays(table: tuple[str, int], seed: int, mix: list[str]) -> None:
@@ -282,6 +285,7 @@ def overrides(draw: st.DrawFn) -> tuple[str, int, dict[str, Any]]:
     return preset, n, over
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(case=overrides(), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX))
 def test_any_option_mix_plays_legal_conserving_games(case: tuple[str, int, dict[str, Any]], seed: int, mix: list[str]) -> None:
@@ -408,6 +412,7 @@ def _multiplicity(g: Game) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(case=overrides(), seed=st.integers(0, 10**6), mix=st.sampled_from(POLICY_MIX), forfeit=st.floats(0, 0.01))
 def test_following_the_events_in_order_reconstructs_the_table(

@@ -169,6 +169,7 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[int, str]:
     return proc.returncode, err.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_full_session(ref: Referee, bot_script: Path, tmp_path: Path) -> None:
     log = tmp_path / "hooks.jsonl"
     with launched(bot_script, ref, extra_env={"TEST_BOT_LOG": str(log)}) as proc:
@@ -204,6 +205,7 @@ def test_full_session(ref: Referee, bot_script: Path, tmp_path: Path) -> None:
     assert hooks[4]["placings"] == [2, 1]
 
 
+@pytest.mark.slow
 def test_endpoint_from_environment_and_two_games(ref: Referee, bot_script: Path, tmp_path: Path) -> None:
     with launched(bot_script, ref, via_env=True, extra_env={"TEST_BOT_LOG": str(tmp_path / "log")}) as proc:
         handshake(ref)
@@ -217,6 +219,7 @@ def test_endpoint_from_environment_and_two_games(ref: Referee, bot_script: Path,
         assert finish(proc)[0] == 0
 
 
+@pytest.mark.slow
 def test_exception_in_bot_code_is_reported_and_crashes(ref: Referee, bot_script: Path, tmp_path: Path) -> None:
     env = {"TEST_BOT_LOG": str(tmp_path / "log"), "TEST_BOT_FAIL": "draw"}
     with launched(bot_script, ref, extra_env=env) as proc:
@@ -228,6 +231,7 @@ def test_exception_in_bot_code_is_reported_and_crashes(ref: Referee, bot_script:
     assert "draw() for game g1 seq 3" in err and "boom in draw" in err and "Traceback" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["version", "token"])
 def test_refused_handshake_exits_1(ref: Referee, bot_script: Path, tmp_path: Path, kind: str) -> None:
     with launched(bot_script, ref, extra_env={"TEST_BOT_LOG": str(tmp_path / "log")}) as proc:
@@ -236,6 +240,7 @@ def test_refused_handshake_exits_1(ref: Referee, bot_script: Path, tmp_path: Pat
         assert finish(proc)[0] == 1
 
 
+@pytest.mark.slow
 def test_spec_minimal_bot_plays(ref: Referee, tmp_path: Path) -> None:
     text = protocol.__file__ and Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8")
     found = re.search(r"<!-- minimal-bot -->\n```python\n(.*?)```", text, flags=re.S)

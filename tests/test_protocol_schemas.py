@@ -144,6 +144,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=64) | json_values.map(lambda v: json.dumps(v).encode()))
 def test_decoder_raises_only_message_error(data: bytes) -> None:

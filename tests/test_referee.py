@@ -11,7 +11,7 @@ from arena.rules.record import Header, replay
 from arena.settings import FailurePolicy, TimeControl
 from tests.conftest import arena_processes, misbehave, run_game
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 
 FAST = TimeControl(start_ms=10000, decision_ms=400, grace_ms=50)
 

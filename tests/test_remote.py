@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 
 
 def test_remote_seat_plays_when_a_bot_connects_with_the_printed_token(tmp_path):

@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import ROOT, arena_processes
 
-pytestmark = pytest.mark.usefixtures("no_leaks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 

@@ -25,7 +25,7 @@ from arena.tournament.journal import read
 from arena.tournament.ratings import rate
 from tests.conftest import ROOT, arena_processes
 
-pytestmark = pytest.mark.usefixtures("no_leaks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 PRESET_FILES = {name: ROOT / "tournaments" / f"{name}.toml" for name in PRESETS}

@@ -17,7 +17,7 @@ import pytest
 from arena import sandbox
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks"),
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks"),
               pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))]
 
 

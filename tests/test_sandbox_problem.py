@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
 
 @pytest.mark.parametrize("bwrap", ["/bin/false", "/nonexistent/bwrap"])

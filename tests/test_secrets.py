@@ -90,6 +90,7 @@ def copy(played: tuple[Path, Path], tmp_path: Path) -> Path:
 
 # -- secrets --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_run_makes_a_private_key_and_game_ids_carry_no_seed(played: tuple[Path, Path]) -> None:
     _, out = played
     key = out / KEY_FILE
@@ -106,6 +107,7 @@ def test_a_run_makes_a_private_key_and_game_ids_carry_no_seed(played: tuple[Path
     assert entries[0]["game_id"] != entries[1]["game_id"]
 
 
+@pytest.mark.slow
 def test_two_folders_get_the_same_schedule_with_different_deals(played: tuple[Path, Path], tmp_path: Path) -> None:
     file, first = played
     got = cli("run", file, "--out", tmp_path / "b", "--format", "csv")
@@ -117,6 +119,7 @@ def test_two_folders_get_the_same_schedule_with_different_deals(played: tuple[Pa
     assert (first / KEY_FILE).read_bytes() != (tmp_path / "b" / KEY_FILE).read_bytes()
 
 
+@pytest.mark.slow
 def test_play_with_a_seed_is_reproducible_and_its_game_id_is_not_the_seed(tmp_path: Path) -> None:
     records = []
     for n in range(2):
@@ -140,6 +143,7 @@ def forge(folder: Path, index: int, winner: int = 0) -> bytes:
     return msgspec.json.encode(e) + b"\n"
 
 
+@pytest.mark.slow
 def test_standings_name_every_line_that_cannot_be_counted(copy: Path) -> None:
     journal = copy / "journal.jsonl"
     genuine = journal.read_bytes().splitlines(keepends=True)
@@ -162,6 +166,7 @@ def test_standings_name_every_line_that_cannot_be_counted(copy: Path) -> None:
     assert invoke("standings", copy, "--format", "csv").exit_code == 0
 
 
+@pytest.mark.slow
 def test_an_index_outside_the_schedule_is_refused_even_with_a_valid_mac(copy: Path) -> None:
     from arena.tournament.journal import encode
 
@@ -174,6 +179,7 @@ def test_an_index_outside_the_schedule_is_refused_even_with_a_valid_mac(copy: Pa
     assert f"{copy / 'journal.jsonl'}:3: game index 2 is outside the schedule (games 0 to 1)" in got.output
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_forged_line_then_drops_it_and_reuses_the_key(played: tuple[Path, Path], copy: Path) -> None:
     file = played[0]
     journal = copy / "journal.jsonl"
@@ -198,6 +204,7 @@ def test_resume_refuses_a_forged_line_then_drops_it_and_reuses_the_key(played: t
     assert replayed[1]["deal_seed"] == original["deal_seed"] and replayed[1]["game_id"] == original["game_id"]
 
 
+@pytest.mark.slow
 def test_resume_without_the_key_is_refused(played: tuple[Path, Path], copy: Path) -> None:
     (copy / KEY_FILE).unlink()
     got = cli("run", played[0], "--out", copy, "--resume")
@@ -207,6 +214,7 @@ def test_resume_without_the_key_is_refused(played: tuple[Path, Path], copy: Path
 
 # -- tamper-evident records -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_replay_verify_checks_the_record_mac(copy: Path, tmp_path: Path) -> None:
     record = copy / "records" / "g000000.jsonl"
     ok = invoke("replay", "--verify", record)

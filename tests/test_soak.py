@@ -25,7 +25,7 @@ from arena.tournament.config import load
 from arena.tournament.journal import read
 from tests.conftest import MISBEHAVE, arena_processes
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.usefixtures("no_leaks")]
 
 ADVERSARIES: dict[str, set[str]] = {
     # mode: the failure kinds it may cause (and must cause at least one of, unless empty)

@@ -209,6 +209,7 @@ def _names(rules: RuleSet) -> st.SearchStrategy[list[str]]:
     return st.integers(lo, min(hi, 3)).flatmap(lambda n: st.lists(POLICY_NAMES, min_size=n, max_size=n))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RULE_SETS))
 def test_every_legal_action_and_score_maps_exactly_under_a_suit_map(name: str) -> None:
     rules = RULE_SETS[name]
@@ -421,6 +422,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_permuted_tournament_deals_each_twin_with_its_own_suits(tmp_path: Path, no_leaks: None) -> None:
     file = tmp_path / "twins.toml"

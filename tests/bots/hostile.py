@@ -28,7 +28,8 @@ import sys
 import threading
 import time
 
-from misbehave import legal_reply  # the same legal moves (draw from the stock, discard the drawn card)
+# A sibling script (this one runs with tests/bots on sys.path); mypy knows it only as tests.bots.misbehave.
+from misbehave import legal_reply  # type: ignore[import-not-found]  # the same legal moves (draw from stock, discard it)
 
 
 def nested(depth: int) -> str:
