@@ -309,7 +309,7 @@ def play(
     on_failure: Annotated[list[str] | None, typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
     clock: Annotated[str, typer.Option("--clock", help="wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes.")] = "wall",
-    wall_ms: Annotated[int, typer.Option("--wall-ms", help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit).")] = 0,
+    wall_ms: Annotated[int, typer.Option("--wall-ms", help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit, at least 1 s).")] = 0,
     sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run every bot in its own sandbox (bubblewrap); --no-sandbox only for bots you trust.")] = True,
 ) -> None:
     """Play one game between bot processes, with live progress, a final table and a record."""

@@ -37,7 +37,8 @@ from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
 CPU_POLL_S = 0.005  # how often the CPU clock of a deciding bot is read while it thinks
-WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time
+WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time...
+WALL_CEILING_MIN_MS = 1000  # ...and never sooner than this: a loaded machine must not time out a bot that computes
 OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its next request
 
 
@@ -251,7 +252,7 @@ class Referee:
                 return self._died(st, decision)
             return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
         limit_ms = self.time.decision_ms + st.bank_left + self.time.grace_ms
-        wall_ms = (self.time.wall_ms or WALL_CEILING_FACTOR * limit_ms) if cpu_clock else limit_ms
+        wall_ms = (self.time.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
         deadline = t0 + wall_ms / 1000
         used_ms = 0.0
         while True:

@@ -227,7 +227,7 @@ class TimeControl:
     increment_ms: int = 0
     grace_ms: int = 50
     clock: str = "wall"  # wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes
-    wall_ms: int = 0  # cpu clock only: a decision also ends after this much wall time (0: 4x its limit)
+    wall_ms: int = 0  # cpu clock only: a decision also ends after this much wall time (0: 4x its limit, at least 1 s)
 
 
 @dataclass(frozen=True)

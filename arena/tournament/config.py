@@ -318,7 +318,7 @@ def starter_toml() -> str:
 # max_tables   optional cap on the number of tables (a seeded, balanced subset)
 # [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace;
 #              clock = "cpu" (a decision is charged the CPU time of the bot's processes; default) | "wall";
-#              wall_ms: with the CPU clock, a decision also ends after this much wall time (0: 4x its limit)
+#              wall_ms: with the CPU clock, a decision also ends after this much wall time (0: 4x its limit, at least 1 s)
 # sandbox      true (default): every bot runs in its own sandbox (bubblewrap); false only for trusted bots
 # [failures]   per failure kind: retry | default (referee plays a safe move) | forfeit; strikes = retries per game
 # output       results folder (default results/<name>), relative to this file
