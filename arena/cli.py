@@ -18,7 +18,7 @@ import typer
 
 from arena.cards import CardError, parse, text
 from arena.rules.melds import MeldError, form_meld, opening_value
-from arena.rules.options import CHOICES, RulesError, RuleSet, resolve
+from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
@@ -49,12 +49,12 @@ def _rules(variant: str) -> RuleSet:
 
 @app.command()
 def variants(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the presets as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the presets (and what each option means) as JSON.")] = False,
 ) -> None:
-    """List every preset with all its option values."""
-    data = {name: {"source": SOURCES[name], **resolve(name).to_data()} for name in PRESETS}
+    """List every preset with all its option values, and what each option means."""
+    data: dict[str, Any] = {name: {"source": SOURCES[name], **resolve(name).to_data()} for name in PRESETS}
     if as_json:
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(json.dumps({**data, "descriptions": dict(DESCRIPTIONS)}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
@@ -63,8 +63,7 @@ def variants(
     table.add_column("option")
     for name in PRESETS:
         table.add_column(name)
-    options = [k for k in data["basic"] if k not in ("name", "source")]
-    for opt in options:
+    for opt in OPTION_NAMES:  # every option, also those a preset leaves unset (shown as —)
         row = []
         for name in PRESETS:
             v = data[name].get(opt, "—")
@@ -74,7 +73,14 @@ def variants(
                 v = ", ".join(map(str, v)) if opt != "players" else f"{v[0]}-{v[1]}"
             row.append(str(v))
         table.add_row(opt, *row)
-    Console(width=max(150, Console().width)).print(table)
+    console = Console(width=max(150, Console().width))
+    console.print(table)
+    meanings = Table(title="What each option means (RULES.md section 9)")
+    meanings.add_column("option")
+    meanings.add_column("meaning")
+    for opt in OPTION_NAMES:
+        meanings.add_row(opt, DESCRIPTIONS[opt])
+    console.print(meanings)
     typer.echo("Option values: " + "; ".join(f"{k}: {' / '.join(v)}" for k, v in CHOICES.items()))
 
 

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli import app
+from arena.rules.options import DESCRIPTIONS, OPTION_NAMES
 from arena.rules.presets import PRESETS
 
 runner = CliRunner()
@@ -69,13 +70,21 @@ def test_variants_json_lists_every_preset() -> None:
     res = run("variants", "--json")
     assert res.exit_code == 0
     data = json.loads(res.stdout)
-    assert list(data) == list(PRESETS)
+    assert list(data) == [*PRESETS, "descriptions"]
     assert data["german"]["initial_meld"] == 30 and data["czech"]["end"] == "elimination"
+    assert data["descriptions"] == DESCRIPTIONS
 
 
 def test_variants_table() -> None:
     res = run("variants")
     assert res.exit_code == 0 and "wrotham" in res.stdout and "meld_all_at_once_deals" in res.stdout
+
+
+def test_variants_table_shows_every_option_and_what_it_means() -> None:
+    out = run("variants").stdout
+    for opt in OPTION_NAMES:  # also options every preset leaves unset (wild_rank) or basic does (deals)
+        assert opt in out, opt
+    assert DESCRIPTIONS["max_wilds_per_meld"] in out and DESCRIPTIONS["go_out"] in out
 
 
 @pytest.mark.slow

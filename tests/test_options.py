@@ -8,7 +8,16 @@ from dataclasses import fields
 import pytest
 
 from arena.rules.game import Game
-from arena.rules.options import BOUNDS, MAX_DEALS, OPTION_NAMES, PER_COUNT_OPTIONS, RulesError, RuleSet, resolve
+from arena.rules.options import (
+    BOUNDS,
+    DESCRIPTIONS,
+    MAX_DEALS,
+    OPTION_NAMES,
+    PER_COUNT_OPTIONS,
+    RulesError,
+    RuleSet,
+    resolve,
+)
 from arena.rules.presets import PRESETS
 from arena.rules.values import VALUE_TABLES
 from arena.selfplay import play_game, policies_for
@@ -173,6 +182,13 @@ def test_9_value_table_overrides() -> None:
 def test_9_every_option_is_covered_by_the_override_tests() -> None:
     covered = {o for o, _, _ in OVERRIDES} | {"card_values", "initial_meld_values", "end", "scoring"}
     assert set(OPTION_NAMES) <= covered
+
+
+def test_9_every_ruleset_field_has_a_one_line_description() -> None:
+    names = [f.name for f in fields(RuleSet)]
+    assert list(DESCRIPTIONS) == names  # every field, no other key, in the order of the fields
+    for name, text in DESCRIPTIONS.items():
+        assert text.strip() and "\n" not in text and len(text) <= 110, name
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)

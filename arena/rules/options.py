@@ -73,6 +73,45 @@ class RulesError(ValueError):
     """An option value or combination that RULES.md does not allow."""
 
 
+DESCRIPTIONS: dict[str, str] = {
+    "name": "the preset's name, or PRESET+overrides once an option is changed",
+    "players": "allowed table sizes, min-max (RULES 9, 10)",
+    "decks": "how many 52-card decks, possibly by player count (RULES 1)",
+    "jokers": "how many jokers in all, possibly by player count (RULES 1)",
+    "hand_size": "cards dealt to each player, possibly by player count (RULES 2.4)",
+    "wild_rank": "a rank whose cards may also be used as wilds; unset = none (RULES 4.3)",
+    "first_player_extra_card": "the player left of the dealer gets one card more and skips their first draw (RULES 2.4)",
+    "reshuffle_turned_joker": "a wild turned up as the first discard goes back into the stock (RULES 2.5)",
+    "set_max": "most cards a set may hold (RULES 4.1)",
+    "set_distinct_suits": "no two natural cards of a set may share a suit (RULES 4.1)",
+    "ace": "the ace in runs: low only, high_or_low (either end) or wrap (round the corner) (RULES 4.2)",
+    "max_wilds_per_meld": "most wilds in one meld; 0 = no cap (RULES 4.3)",
+    "wilds_at_most_naturals": "a meld may not hold more wilds than natural cards (RULES 4.3)",
+    "wilds_adjacent": "two wilds may stand next to each other in a run; false forbids it (RULES 4.3)",
+    "joker_swap": "when a natural card may take a wild's place in a meld: none, any, after_opening (RULES 4.4)",
+    "swapped_wild_must_be_melded": "a wild taken by a swap must go into another meld, or be discarded, that turn (RULES 4.4)",
+    "melds_per_turn": "most new melds per turn; 0 = unlimited (RULES 3.2)",
+    "meld_all_at_once_deals": "deals in which table play is allowed only in the turn that goes out (RULES 3.5)",
+    "take_discard_before_opening": "yes, or only_to_open: before opening, take the discard only to open with it (RULES 3.1)",
+    "initial_meld": "what opening needs: 0 (any meld), a number of points, or czech (RULES 5.1)",
+    "initial_meld_values": "card values counted towards the opening requirement; unset = card_values (RULES 5.1)",
+    "opening_exempt_when_going_out": "going out in one turn with nothing on the table before needs no minimum (RULES 5.1)",
+    "layoff": "onto whose melds a player may lay off: any, after_own_meld, own (RULES 5.3)",
+    "go_out": "any (table play may empty the hand) or discard (the last card leaves by the discard) (RULES 3.4)",
+    "rummy_bonus": "going out in one turn: none, double (the deal's scores doubled) or plus10 (RULES 6.2)",
+    "stock_exhausted": "an empty stock: turn_over or reshuffle the discard pile into a new one, or end the deal (RULES 6.3)",
+    "upcard_after_rebuild": "a rebuilt stock turns its top card up as the new discard pile (RULES 6.3)",
+    "max_stock_rebuilds": "most stock rebuilds per deal; unset = unlimited, 0 = never (RULES 6.3)",
+    "max_turns": "turns of a deal after which it ends with no one out (RULES 6.4)",
+    "scoring": "winner_collects, settle (each loser pays the winner) or penalty (each adds their hand) (RULES 7)",
+    "card_values": "what each card left in a hand counts at the end of a deal (RULES 7, 10)",
+    "end": "when the game ends: target (a total reaches target), deals (after deals), elimination (RULES 8)",
+    "target": "the total that ends the game, or under elimination puts a player out (RULES 8)",
+    "deals": "how many deals a game has under end = deals (RULES 8)",
+}
+"""What each ``RuleSet`` field (below, in the same order) does, in one line; ``arena variants`` prints them."""
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSet:
     name: str
@@ -170,6 +209,7 @@ class RuleSet:
             if key not in base and _DEFAULTS[key] is not MISSING:
                 base[key] = _DEFAULTS[key]
         return resolve(name if name in _preset_names() else "basic", base, name=name)
+
 
 
 PER_COUNT_OPTIONS = ("decks", "jokers", "hand_size")
