@@ -1,4 +1,4 @@
-"""One game between bots over the protocol (DESIGN 4 and 5).
+"""One game between bots over the protocol (docs/ARCHITECTURE.md sections 3 and 4).
 
 ``play_game`` deals through the engine, asks each seat's bot the two
 decisions of a turn, applies the answers through the engine (which alone

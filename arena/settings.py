@@ -2,9 +2,10 @@
 
 ``BotSpec`` says how to start one bot (a bundled sample bot's name, a command
 line, or ``remote:NAME`` for a bot that connects by itself); ``TimeControl``
-holds the clocks of DESIGN 5; ``FailurePolicy`` what the referee does on each
-failure kind.  These are plain frozen values: tournament files are read into
-them (``arena.tournament.config``) and ``arena play`` builds them from flags.
+holds the clocks and ``FailurePolicy`` what the referee does on each failure
+kind (docs/ARCHITECTURE.md section 4).  These are plain frozen values:
+tournament files are read into them (``arena.tournament.config``) and
+``arena play`` builds them from flags.
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ class BotSpec:
 
 @dataclass(frozen=True)
 class TimeControl:
-    """Clocks in milliseconds (DESIGN 5): handshake, per decision, bank + increment, grace."""
+    """Clocks in milliseconds (docs/ARCHITECTURE.md section 4): handshake, per decision, bank + increment, grace."""
 
     start_ms: int = 10000
     decision_ms: int = 1000

@@ -1,4 +1,4 @@
-"""Engine benchmark: greedy-vs-greedy self-play speed per preset (issue 2).
+"""Engine benchmark: greedy-vs-greedy self-play speed per preset.
 
 For each preset, plays a fixed number of 2-player games between two greedy
 policies in this process (one core, no sockets), and measures:

@@ -1,5 +1,6 @@
-"""Adversarial bots one at a time (issue 6): each failure is named right, the honest
-bot is unaffected, and nothing the bot started survives, grandchildren included."""
+"""Adversarial bots one at a time: each failure is named right (its kind: docs/ARCHITECTURE.md
+section 4), the honest bot is unaffected, and nothing the bot started survives, grandchildren
+included."""
 
 from __future__ import annotations
 

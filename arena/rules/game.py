@@ -13,7 +13,7 @@ card in the same places (RULES 2.3).  Cards that reach the stock again (a
 rebuild, RULES 6.3) are cards already dealt, so they follow.  No rule names a
 suit, so the game is the same up to relabelling (RULES 1, 4.1, 4.2, 7).
 
-Rule source: ``shared/RULES.md`` (built from ``shared/seeds``); every option
+Rule source: ``RULES.md`` (RULES 10 names each preset's source text); every option
 of RULES 9 is a field of ``RuleSet``.  Randomness comes only from the game
 seed: the deck of deal d is a function of (seed, d), and the k-th later
 random act of a deal of (seed, d, k) (RULES 2.3), so a deal replays exactly

@@ -1,5 +1,5 @@
-"""What one seat may see (DESIGN 4): its own hand, the table, the discard pile,
-the stock size, hand sizes, totals, and whose turn it is.
+"""What one seat may see (docs/ARCHITECTURE.md section 2): its own hand, the
+table, the discard pile, the stock size, hand sizes, totals, and whose turn it is.
 
 ``Observation`` uses int cards for in-process policies; ``to_data`` gives the
 protocol's JSON form and ``from_data`` reads it back, so a bot behind the

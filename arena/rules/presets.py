@@ -1,9 +1,9 @@
 """The six presets of RULES.md section 10, as data.
 
 Options not listed for a preset keep the defaults of RULES 9 (the ``RuleSet``
-field defaults).  The source of each preset is the text in ``shared/seeds``
-named in RULES 10; the choices RULES 10 made where sources are silent are
-noted beside the values they set.
+field defaults).  RULES 10 names the source text of each preset; the
+choices RULES 10 made where sources are silent are noted beside the values
+they set.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The results journal: ``journal.jsonl`` in the results folder, one finished game a line.
 
-Owns crash safety of results (DESIGN 6).  ``append`` writes a whole line in one
-``write`` then flushes and fsyncs, so a game is either in the journal or not.
+Owns crash safety of results (docs/ARCHITECTURE.md section 5).  ``append``
+writes a whole line in one ``write`` then flushes and fsyncs, so a game is
+either in the journal or not.
 A ``kill -9`` mid-write can only leave a truncated final line: ``read`` skips
 it (and any other undecodable line) and reports it in ``JournalContents.problems``;
 ``Journal`` (the appender) first cuts such a tail off, keeping the cut bytes in

@@ -1,6 +1,7 @@
 """Ratings from journal entries: a batch Plackett-Luce fit on placings, with bootstrap CIs.
 
-Owns the numbers behind the Rating and ±95% columns (DESIGN 6), and ladder points.
+Owns the numbers behind the Rating and ±95% columns (docs/ARCHITECTURE.md
+section 5), and ladder points.
 
 - Fit: Plackett-Luce maximum likelihood by iterative Luce Spectral Ranking
   (the algorithm of ``choix.ilsr_rankings``, regularized by ``alpha``; the

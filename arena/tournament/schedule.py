@@ -1,9 +1,9 @@
 """The tournament schedule: which bots play which game, in which seats, with which deal.
 
-Owns the round robin over k-seat tables with duplicate play (DESIGN 6).  Tables
-are the k-combinations of the N bots in lexicographic order (or, with
-``max_tables`` below C(N, k), a seeded balanced subset); each table plays
-``deal_sets`` sets; each set is replayed under every seating of the design
+Owns the round robin over k-seat tables with duplicate play
+(docs/ARCHITECTURE.md section 5).  Tables are the k-combinations of the N bots
+in lexicographic order (or, with ``max_tables`` below C(N, k), a seeded
+balanced subset); each table plays ``deal_sets`` sets; each set is replayed under every seating of the design
 (``all`` permutations, ``williams`` balanced Latin square, ``rotate``) with the
 SAME deal seed.  The unit of work is one game with a global index::
 

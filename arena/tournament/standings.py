@@ -1,7 +1,7 @@
 """Standings of a results folder: the per-bot table and the pairwise crosstable.
 
-Owns what ``arena standings DIR`` shows (DESIGN 6).  ``compute(folder)`` reads
-the journal (and the resolved ``tournament.toml`` when present, for the bot
+Owns what ``arena standings DIR`` shows (docs/ARCHITECTURE.md section 5).
+``compute(folder)`` reads the journal (and the resolved ``tournament.toml`` when present, for the bot
 order, ladder points and whether lower scores are better) and returns a
 ``Standings`` value; ``render(folder, fmt)`` formats it as ``table`` (rich),
 ``md``, ``csv`` (the per-bot table only) or ``json`` (everything).
