@@ -117,11 +117,10 @@ class Gate:
             if len(frames) != 2:
                 self.emit(b"\0multipart %d" % (len(frames) - 1))
                 continue
-            body = frames[1]
-            if len(body) > MAX_MESSAGE_BYTES:
-                self.emit(b"\0oversized %d" % len(body))
+            data = frames[1]
+            if len(data) > MAX_MESSAGE_BYTES:
+                self.emit(b"\0oversized %d" % len(data))
                 continue
-            data = body
             if b"\n" in data or b"\r" in data:
                 data = data.replace(b"\n", b" ").replace(b"\r", b" ")
             self.emit(data)
