@@ -318,10 +318,6 @@ class BotProcess:
             level = [c for p in level for c in children.get(p, ())]
         return levels
 
-    def bot_processes(self, children: dict[int, list[int]]) -> list[int]:
-        """The pids of the bot's own processes (the tree below the sandbox and the gate)."""
-        return [pid for level in self._levels(children)[self.infra_depth:] for pid in level]
-
     def cpu_seconds(self) -> float:
         """CPU time used so far by the live processes of the compartment (nanosecond clocks, cheap)."""
         now = time.monotonic()

@@ -92,7 +92,6 @@ class Referee:
         self.on_entry = on_entry or (lambda _e: None)
         self.game = Game(rules, len(peers), seed, suit_map)
         self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
-        self.by_peer = {id(p): s for s, p in zip(self.seats, peers)}
         self.record: list[dict[str, Any]] = []
         self.hellos: list[str | None] = []
         self.failure_log: list[dict[str, Any]] = []
@@ -326,8 +325,7 @@ class Referee:
         if notice.word == "overflow":
             if st.peer.process is not None:
                 st.peer.process.wait_exit(1.0)
-            return self._fail(st, "oversized", f"a multipart message too big for its gate (which may hold "
-                                               f"{notice.arg} MiB): the connection was closed", seq=seq)
+            return self._overflowed(st, notice.arg, "", seq)
         if notice.word == "dropped":
             self._stale(st, None, f"{notice.arg} messages were dropped unread: sent while no request was open")
         return None
@@ -344,12 +342,16 @@ class Referee:
         while_ = f" while deciding {decision}" if decision else " between its turns"
         last = self._last_notice(st.peer)
         if last is not None and last.word == "overflow":
-            return self._fail(st, "oversized", f"a multipart message too big for its gate (which may hold "
-                                               f"{last.arg} MiB){while_}: the connection was closed")
+            return self._overflowed(st, last.arg, while_)
         if proc is not None and proc.violation is not None:
             return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
         kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
         return self._fail(st, kind, f"the bot {self._exit(st.peer)}{while_}")
+
+    def _overflowed(self, st: SeatState, mib: str, while_: str, seq: int | None = None) -> str:
+        """The gate ended on a message too big for it (its memory cap is ``mib`` MiB)."""
+        return self._fail(st, "oversized", f"a multipart message too big for its gate (which may hold {mib} MiB)"
+                                           f"{while_}: the connection was closed", seq=seq)
 
     def _last_notice(self, peer: Peer) -> Notice | None:
         """The gate's last notice before it ended (what is left in a dead bot's pipe is bounded)."""

@@ -28,16 +28,19 @@ go on without them.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 import msgspec
 
 from arena.integrity import folder_key, mac, mac_ok
 
+LOCK_FILE = "run.lock"  # held by whoever writes the journal: a run, or standings setting lines aside
 JOURNAL_FILE = "journal.jsonl"
 CORRUPT_FILE = "journal.corrupt"
 REJECTED_FILE = "journal.rejected.jsonl"
@@ -325,3 +328,17 @@ def append(folder: str | Path, entry: JournalEntry, key: bytes) -> None:
     """One-shot append (opens, repairs a torn tail, writes, fsyncs, closes)."""
     with Journal(folder, key) as j:
         j.append(entry)
+
+
+def lock_folder(folder: Path) -> IO[bytes]:
+    """The results folder's lock file, locked; closing it (or ending, however) releases the lock.
+
+    Raises BlockingIOError when another process holds it, OSError when it cannot be opened.
+    """
+    f = open(folder / LOCK_FILE, "a+b")
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        f.close()
+        raise
+    return f

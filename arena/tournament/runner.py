@@ -40,7 +40,6 @@ was asked to set such lines aside (``drop_bad_lines``).
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import multiprocessing as mp
 import os
 import queue
@@ -60,11 +59,13 @@ from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
 from arena.tournament.journal import (
+    LOCK_FILE,
     Journal,
     JournalContents,
     JournalEntry,
     JournalError,
     check,
+    lock_folder,
     read,
     reason,
     set_aside,
@@ -74,7 +75,6 @@ RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
 MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
 POLL_S = 0.5              # how often the main process looks for dead workers
-LOCK_FILE = "run.lock"
 
 
 class RunError(RuntimeError):
@@ -263,19 +263,14 @@ def _read_resolved(out: Path) -> Tournament:
 def _folder_lock(out: Path) -> Iterator[IO[bytes]]:
     """Hold the results folder's lock; RunError if another run holds it."""
     try:
-        f = open(out / LOCK_FILE, "a+b")
+        f = lock_folder(out)
+    except BlockingIOError:
+        raise RunError(f"{out} is in use by another `arena run` (it holds {out / LOCK_FILE}); "
+                       f"wait for it to finish or use --out for another folder") from None
     except OSError as e:
         raise RunError(f"cannot write in the results folder {out}: {reason(e)}") from None
     with f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunError(f"{out} is in use by another `arena run` (it holds {out / LOCK_FILE}); "
-                           f"wait for it to finish or use --out for another folder") from None
-        try:
-            yield f
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        yield f
 
 
 def _identity(st: os.stat_result) -> tuple[int, int]:

@@ -25,7 +25,6 @@ which it then lists among the notes.
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
 import json
 import math
@@ -38,9 +37,16 @@ from typing import Any
 
 from arena.tournament import ratings, schedule
 from arena.tournament.config import FAILURE_KINDS, RESOLVED_FILE, ConfigFileError, read_resolved
-from arena.tournament.journal import JournalContents, JournalEntry, JournalError, check, read, set_aside
-
-LOCK_FILE = "run.lock"  # held by a run of the folder (arena.tournament.runner)
+from arena.tournament.journal import (
+    LOCK_FILE,
+    JournalContents,
+    JournalEntry,
+    JournalError,
+    check,
+    lock_folder,
+    read,
+    set_aside,
+)
 
 FORMATS: tuple[str, ...] = ("table", "md", "csv", "json")
 Z95 = 1.959963984540054
@@ -147,14 +153,12 @@ def counted_lines(folder: Path, drop_bad_lines: bool = False) -> tuple[JournalCo
 def _unused(folder: Path) -> Iterator[None]:
     """Hold the folder's run lock while bad lines are moved; JournalError if a run is using the folder."""
     try:
-        f = open(folder / LOCK_FILE, "a+b")
+        f = lock_folder(folder)
+    except BlockingIOError:
+        raise JournalError(f"{folder} is in use by an `arena run`; set bad lines aside once it has stopped") from None
     except OSError as e:
         raise JournalError(f"cannot lock {folder / LOCK_FILE}: {e.strerror or e}") from None
     with f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise JournalError(f"{folder} is in use by an `arena run`; set bad lines aside once it has stopped") from None
         yield
 
 
