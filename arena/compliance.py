@@ -27,7 +27,7 @@ The checks, in order:
   bot took each ``game_over`` and the next ``new_game`` in its stride, without
   exiting or being restarted (SPEC 2).
 - ``shutdown``: after ``shutdown`` the process exits, with code 0, within a
-  second (SPEC 3.2).
+  few seconds (SPEC 3.2).
 - ``output``: a ZeroMQ bot's output (stdout and stderr, captured to its log)
   stays well under the log cap; a stdio bot's stdout carries only JSON
   messages, one per line (SPEC 14).
@@ -66,7 +66,7 @@ __all__ = ["Check", "CheckError", "Report", "check_bot", "check_bot_command"]
 
 BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
 OUTPUT_LIMIT = LOG_CAP_BYTES // 2  # a bot writing more than this in a check would lose logs in a tournament
-SHUTDOWN_S = 1.0
+SHUTDOWN_S = 3.0  # "shortly after" (SPEC 3.2): room for a loaded machine and the gate's relay
 VERSION_EXIT_S = 3.0
 OPPONENT_START_MS = 30_000  # the built-in opponents' start clock, whatever the bot's
 REJECT_REASON = ("compliance check: this play is rejected on purpose (it may well be legal) to check that you "
