@@ -120,7 +120,7 @@ BROKEN_CASES = {
                 "no play reply within 500 ms"),
     "illegal_discard": ({"game basic 2p", "game basic 4p", "illegal-retry"}, "game basic 2p",
                         "taken from the discard pile this turn (RULES 3.3)"),
-    "ignore_shutdown": ({"shutdown"}, "shutdown", "still running 1 s after shutdown"),
+    "ignore_shutdown": ({"shutdown"}, "shutdown", "still running 3 s after shutdown"),
     "one_game": ({"game basic 4p", "several-games"}, "several-games", "in game 2 on the same connection"),
     "ignore_version": ({"version-refusal"}, "version-refusal", "still running 3 s after an error of kind version"),
     "resend_old_seq": ({"illegal-retry"}, "illegal-retry", "was not answered: stale"),
