@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from arena.cards import CardError, parse, text
+from arena.rules.cards import CardError, parse, text
 from arena.rules.melds import MeldError, form_meld, opening_value
 from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
-    from arena.host import BotHost
     from arena.record_check import MacStatus
+    from arena.referee.host import BotHost
     from arena.settings import BotSpec
     from arena.tournament.journal import BadJournal
 
@@ -289,7 +289,7 @@ def _check_record_path(path: Path) -> None:
 
 def _check_sandbox(sandbox: bool) -> None:
     """Stop (exit 2) if bots cannot be sandboxed here; warn when the sandbox is off."""
-    from arena.sandbox import problem
+    from arena.referee.sandbox import problem
 
     if not sandbox:
         typer.echo("warning: the bots run without a sandbox: they can read and write whatever this user can, "
@@ -325,8 +325,8 @@ def play(
     from rich.table import Table
 
     from arena.display import describe
-    from arena.host import BotHost
-    from arena.referee import play_one
+    from arena.referee.game import play_one
+    from arena.referee.host import BotHost
     from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
 
     rules = _rules(variant)
@@ -658,7 +658,7 @@ def standings_cmd(
 
 
 def _register_check_bot() -> None:
-    from arena.compliance import check_bot_command
+    from arena.referee.compliance import check_bot_command
 
     app.command(name="check-bot", help="Protocol compliance run against one bot: one line per check, exit 1 on any failure.")(
         check_bot_command

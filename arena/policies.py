@@ -13,8 +13,8 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from arena.cards import JOKER, Card, rank_of, suit_of
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.cards import JOKER, Card, rank_of, suit_of
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet

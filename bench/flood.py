@@ -62,8 +62,8 @@ class PeakRss:
 def game(commands: list[str], clock: str, decision_ms: int, deals: int, seed: int,
          transports: dict[int, str] | None = None) -> tuple[list[dict[str, int]], int]:
     """Failures per seat and decisions of one game."""
-    from arena.host import BotHost
-    from arena.referee import play_one
+    from arena.referee.game import play_one
+    from arena.referee.host import BotHost
     from arena.rules.options import resolve
     from arena.settings import BotSpec, FailurePolicy, TimeControl
 

@@ -84,8 +84,8 @@ def raw_round_trip(size: int, n: int) -> tuple[float, float]:
 
 
 def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
-    from arena.host import BotHost
-    from arena.referee import play_one
+    from arena.referee.game import play_one
+    from arena.referee.host import BotHost
     from arena.rules.options import resolve
     from arena.settings import BotSpec, FailurePolicy, TimeControl
 

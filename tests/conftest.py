@@ -10,9 +10,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from arena.bots import MARKER, SESSION
-from arena.host import BotHost
-from arena.referee import GameResult, play_one
+from arena.referee.game import GameResult, play_one
+from arena.referee.host import BotHost
+from arena.referee.launch import MARKER, SESSION
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from arena.cards import parse
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.cards import parse
 from arena.rules.game import Game, Phase
 from arena.rules.melds import TableMeld, form_meld
 from arena.rules.options import RuleSet, resolve
@@ -153,7 +153,7 @@ def rejects(g: Game, action: Play | str, *needles: str) -> str:
 
 
 def texts_of(cs: list[int]) -> str:
-    from arena.cards import texts
+    from arena.rules.cards import texts
 
     return " ".join(texts(cs))
 
@@ -176,7 +176,7 @@ class _Stacked:
 
 def stacked_deck(top_first: str, decks: int, jokers: int) -> list[int]:
     """A whole deck (bottom first, as the engine pops from the end) whose top cards are ``top_first``."""
-    from arena.cards import full_deck
+    from arena.rules.cards import full_deck
 
     rest = full_deck(decks, jokers)
     top = cards(top_first)

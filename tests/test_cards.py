@@ -6,7 +6,19 @@ from collections import Counter
 
 import pytest
 
-from arena.cards import JOKER, CardError, full_deck, make, parse, parse_many, parse_rank, rank_of, suit_of, text, texts
+from arena.rules.cards import (
+    JOKER,
+    CardError,
+    full_deck,
+    make,
+    parse,
+    parse_many,
+    parse_rank,
+    rank_of,
+    suit_of,
+    text,
+    texts,
+)
 
 
 def test_1_every_card_round_trips() -> None:

@@ -9,7 +9,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.channel import LINE_CAP_BYTES, OUTBOX_CAP_BYTES, Channel, Closed, Line, Notice, Oversized
+from arena.referee.channel import LINE_CAP_BYTES, OUTBOX_CAP_BYTES, Channel, Closed, Line, Notice, Oversized
 
 
 def feed(chunks: list[bytes]) -> list[object]:

@@ -17,9 +17,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from arena.compliance import CheckError, Report, check_bot, check_bot_command
-from arena.host import BotHost
-from arena.referee import play_one
+from arena.referee.compliance import CheckError, Report, check_bot, check_bot_command
+from arena.referee.game import play_one
+from arena.referee.host import BotHost
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, replay

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.cards import JOKER, parse, text
+from arena.rules.cards import JOKER, parse, text
 from arena.rules.melds import RUN, SET, MeldError, form_meld, hand_value, lay_off, opening_value, swap_wild
 from tests.engine_helpers import cards, marks, rules_of, table_meld
 

@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.cards import JOKER, full_deck, texts
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.cards import JOKER, full_deck, texts
 from arena.rules.game import Game, Phase, public_events
 from arena.rules.observation import Observation
 from arena.rules.options import resolve

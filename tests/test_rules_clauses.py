@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from arena.cards import JOKER, parse, text, texts
 from arena.policies import make_policy
 from arena.rules.actions import DISCARD, STOCK
+from arena.rules.cards import JOKER, parse, text, texts
 from arena.rules.game import Game, Phase
 from arena.selfplay import play_game, policies_for
 from tests.engine_helpers import (

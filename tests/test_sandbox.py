@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from arena import sandbox
+from arena.referee import sandbox
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks"),

@@ -25,7 +25,7 @@ from typer.testing import CliRunner, Result
 
 from arena.cli import app
 from arena.integrity import KEY_FILE, make_key
-from arena.referee import GameResult, write_record
+from arena.referee.game import GameResult, write_record
 from arena.tournament.journal import REJECTED_FILE, JournalEntry
 from tests.conftest import ROOT
 

@@ -36,10 +36,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.cards import JOKER, SUITS, Card, parse, rank_of, suit_of, text
 from arena.policies import Policy
 from arena.record_check import RecordError, check_header
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_data, play_to_data
+from arena.rules.cards import JOKER, SUITS, Card, parse, rank_of, suit_of, text
 from arena.rules.game import Game, Phase
 from arena.rules.observation import meld_to_data
 from arena.rules.options import OPTION_NAMES, RuleSet, resolve

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.cards import Card, CardError, parse, text
+from arena.rules.cards import Card, CardError, parse, text
 
 
 class IllegalAction(ValueError):

@@ -32,9 +32,9 @@ import random
 from enum import Enum
 from typing import Any
 
-from arena.cards import Card, full_deck, rank_of, text, texts
 from arena.rules import search
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
+from arena.rules.cards import Card, full_deck, rank_of, text, texts
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
 from arena.rules.options import MAX_DEALS, RulesError, RuleSet

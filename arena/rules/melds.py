@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from arena.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
+from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
 from arena.rules.options import RuleSet
 
 SET = "set"

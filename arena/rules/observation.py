@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arena.cards import Card, parse, rank_of, suit_of, texts
+from arena.rules.cards import Card, parse, rank_of, suit_of, texts
 from arena.rules.melds import RUN, SET, TableMeld
 from arena.rules.turn import TurnView
 

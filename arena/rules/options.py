@@ -18,7 +18,7 @@ import difflib
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any, Literal
 
-from arena.cards import RANK_NAMES, CardError, parse_rank
+from arena.rules.cards import RANK_NAMES, CardError, parse_rank
 from arena.rules.values import ValueTable, value_table_from_data
 
 Ace = Literal["low", "high_or_low", "wrap"]

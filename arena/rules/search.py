@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from arena.cards import JOKER, Card, make, suit_of
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.cards import JOKER, Card, make, suit_of
 from arena.rules.melds import (
     RUN,
     SET,

@@ -1,7 +1,7 @@
 """Relabelling the suits of a deal, and whether a rule set treats all suits alike.
 
 A **suit map** is a permutation of the four suits, ``suit_map[s]`` being what
-suit ``s`` becomes (suits numbered as in ``arena.cards``: 0..3 for C D H S).
+suit ``s`` becomes (suits numbered as in ``arena.rules.cards``: 0..3 for C D H S).
 Applied to every card of a deck it deals the same game up to the names of the
 suits: the same ranks in the same places, the same suit pattern, other cards.
 Jokers have no suit and stay jokers (RULES 1).
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import permutations
 
-from arena.cards import JOKER, SUITS, Card, rank_of, suit_of
+from arena.rules.cards import JOKER, SUITS, Card, rank_of, suit_of
 from arena.rules.options import OPTION_NAMES, RuleSet
 
 SuitMap = tuple[int, int, int, int]

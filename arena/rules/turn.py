@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.cards import Card, text
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.cards import Card, text
 from arena.rules.melds import MeldError, TableMeld, form_meld, lay_off, opening_value, swap_wild
 from arena.rules.options import RuleSet
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.cards import JOKER, RANKS, Card, rank_of
+from arena.rules.cards import JOKER, RANKS, Card, rank_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,7 @@ def _die_with_parent(parent: int) -> None:
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    from arena.referee import play_one, write_record
+    from arena.referee.game import play_one, write_record
     from arena.rules.record import Header
 
     spec = schedule.game_at(t, index, key)
@@ -155,8 +155,8 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     """A worker process: plays the indices it is given until it gets None."""
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
-    from arena.bots import RUN_MARKER, install_cleanup
-    from arena.host import BotHost
+    from arena.referee.host import BotHost
+    from arena.referee.launch import RUN_MARKER, install_cleanup
 
     os.environ[RUN_MARKER] = out_dir  # every bot (and what it forks) carries the folder: see _sweep
     install_cleanup()
@@ -311,7 +311,7 @@ class _FolderGuard:
 
 def _sweep(out: Path) -> int:
     """Kill processes left by an earlier, killed run of ``out`` (we hold its lock: none is ours)."""
-    from arena.bots import RUN_MARKER, sweep
+    from arena.referee.launch import RUN_MARKER, sweep
 
     return sweep(RUN_MARKER, str(out), only_descendants=False)
 
@@ -430,7 +430,7 @@ def run(t: Tournament, out: Path, resume: bool = False,
     BadJournal (a sentence per line) if the journal holds lines that cannot be counted."""
     out = out.resolve()
     if t.sandbox:
-        from arena.sandbox import problem
+        from arena.referee.sandbox import problem
 
         if (why := problem()) is not None:
             raise RunError(why)

@@ -1,10 +1,10 @@
 """The referee's side of the bots: launching them, the handshake, and moving their messages.
 
-``BotHost`` launches each bot in its compartment (``arena.bots.launch``: a
+``BotHost`` launches each bot in its compartment (``arena.referee.launch.launch``: a
 sandbox, and a gate process holding the bot's own ZeroMQ socket, unless the
 bot speaks stdio) or, for a remote seat, a gate listening on TCP; it then
 runs the handshake under the start clock and moves messages over the
-compartment's pipes (``arena.channel``).  It reads a bot's pipe only when
+compartment's pipes (``arena.referee.channel``).  It reads a bot's pipe only when
 asked for that bot, so no bot's traffic can delay another's.  It knows
 nothing of games; ``referee`` does.
 """
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.bots import BotProcess, launch
-from arena.channel import Closed, Item, Line, Notice, Oversized
+from arena.referee.channel import Closed, Item, Line, Notice, Oversized
+from arena.referee.launch import BotProcess, launch
 from arena.settings import BotSpec, TimeControl
 from protocol.messages import (
     MAX_MESSAGE_BYTES,

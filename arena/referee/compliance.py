@@ -53,10 +53,10 @@ from typing import Annotated, Any
 
 import typer
 
-from arena.bots import LOG_CAP_BYTES
-from arena.channel import Closed, Line
-from arena.host import BotHost, Peer, _safe
-from arena.referee import GameResult, Referee, SeatState
+from arena.referee.channel import Closed, Line
+from arena.referee.game import GameResult, Referee, SeatState
+from arena.referee.host import BotHost, Peer, _safe
+from arena.referee.launch import LOG_CAP_BYTES
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl, split_transport

@@ -24,8 +24,8 @@ from typing import Any
 
 import msgspec
 
-from arena.channel import Closed, Notice, Oversized
-from arena.host import BotHost, Peer
+from arena.referee.channel import Closed, Notice, Oversized
+from arena.referee.host import BotHost, Peer
 from arena.rules.actions import STOCK, IllegalAction, Play, play_from_data
 from arena.rules.game import Game, Phase, public_events
 from arena.rules.options import RuleSet

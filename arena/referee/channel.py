@@ -1,7 +1,7 @@
 """The referee's end of one bot's pipes: newline-framed messages, bounded both ways.
 
 Every bot is reached through two pipes: the stdin and stdout of its gate (a
-ZeroMQ bot, see ``arena.gate``) or of the bot itself (a stdio bot).  A
+ZeroMQ bot, see ``arena.referee.gate``) or of the bot itself (a stdio bot).  A
 ``Channel`` reads only when the referee asks it to, so a bot that floods
 fills its own pipe (the kernel holds at most a pipe's buffer) and is then
 blocked or dropped on its side; nothing it sends can grow the referee's

@@ -37,7 +37,7 @@ from typing import Any
 
 import psutil
 
-from arena.channel import Channel
+from arena.referee.channel import Channel
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, Limits
 
 LOG_CAP_BYTES = 1 << 20  # per bot log file
@@ -52,7 +52,7 @@ def command_line(command: str) -> list[str]:
 
 
 def _project_root() -> str:
-    return str(Path(__file__).resolve().parent.parent)
+    return str(Path(__file__).resolve().parents[2])
 
 
 # -- the registry of live process groups -------------------------------------------
@@ -524,7 +524,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
             env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
         argv, depth = [sys.executable, GATE, *program], 1
     if sandbox:
-        from arena import sandbox as sb
+        from arena.referee import sandbox as sb
 
         root = Path(_project_root())
         trusted = spec.is_bundled()  # the sample bots run the engine's own policies
@@ -541,7 +541,7 @@ def _bot_environment(spec: BotSpec, sandbox: bool) -> dict[str, str]:
     sample bots the project root); a bot run without a sandbox is trusted with ours."""
     root = _project_root()
     if sandbox:
-        from arena import sandbox as sb
+        from arena.referee import sandbox as sb
 
         env = sb.environment(spec.env)
         lib = root if spec.is_bundled() else sb.CLIENT_DIR
