@@ -2,4 +2,4 @@
 
 from arena.cli import app
 
-app()
+app(prog_name="arena")

@@ -28,11 +28,27 @@ if TYPE_CHECKING:
     from arena.tournament.journal import BadJournal
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     help="Referee and tournament runner for Rummy bots.",
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from arena import __version__
+
+        typer.echo(f"arena {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Referee and tournament runner for Rummy bots."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -40,18 +56,44 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _rules(variant: str) -> RuleSet:
+def _wants_json(fmt: str, as_json: bool) -> bool:
+    """``--format text|json`` (``--json`` is kept as a hidden spelling of ``--format json``)."""
+    if fmt not in ("text", "json"):
+        fail(f"--format: expected text or json, got {fmt!r}")
+    return as_json or fmt == "json"
+
+
+def _rules(variant: str, overrides: list[str] | None = None) -> RuleSet:
+    """A preset with ``--rules KEY=VALUE`` overrides (VALUE read as a TOML value, else as a string)."""
+    changes: dict[str, Any] = {}
+    for item in overrides or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--rules {item!r}: expected KEY=VALUE, e.g. deals=3 or card_values=german")
+        changes[key.strip()] = _toml_value(raw.strip())
     try:
-        return resolve(variant)
+        return resolve(variant, changes)
     except RulesError as e:
-        fail(str(e))
+        fail(f"--rules: {e}" if changes else str(e))
+
+
+def _toml_value(raw: str) -> Any:
+    """A command-line value as TOML reads it (``3``, ``true``, ``{"2" = 10}``), or the text itself."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
 
 
 @app.command()
 def variants(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the presets (and what each option means) as JSON.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text (tables) or json (the presets, and what each option means, as one JSON object).")] = "text",
+    as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """List every preset with all its option values, and what each option means."""
+    as_json = _wants_json(fmt, as_json)
     data: dict[str, Any] = {name: {"source": SOURCES[name], **resolve(name).to_data()} for name in PRESETS}
     if as_json:
         typer.echo(json.dumps({**data, "descriptions": dict(DESCRIPTIONS)}, indent=2))
@@ -88,9 +130,11 @@ def variants(
 def meld(
     variant: Annotated[str, typer.Argument(help="Preset name, e.g. german.")],
     cards: Annotated[list[str], typer.Argument(help="Cards in order, e.g. 7H 8H JK.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON object.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json (one JSON object).")] = "text",
+    as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """Say whether CARDS form a valid meld in VARIANT, which kind, what each wild stands for."""
+    as_json = _wants_json(fmt, as_json)
     rules = _rules(variant)
     marked = frozenset(i for i, c in enumerate(cards) if c.endswith("*"))
     try:
@@ -126,9 +170,11 @@ def simulate(
     games: Annotated[int, typer.Option("--games", "-g", help="Games to play.")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; game i uses seed + i.")] = 1,
     policy: Annotated[list[str] | None, typer.Option("--policy", help="Policy per seat (greedy or random); the last one fills the rest.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per game and a summary.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json (one JSON object per game, then a summary).")] = "text",
+    as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """Self-play with built-in policies, in-process (no bots, no sockets)."""
+    as_json = _wants_json(fmt, as_json)
     from arena.policies import POLICIES
     from arena.selfplay import play_game, policies_for
 
@@ -308,7 +354,9 @@ def play(
     increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
     grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport jitter, in ms.")] = 50,
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
-    record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines).")] = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines); bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
+    rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's [rules] table (repeatable), e.g. --rules deals=3.")] = None,
+    seat_names: Annotated[list[str] | None, typer.Option("--name", help="Name of a seat's bot, one per seat in order (repeatable; default: the name in each bot's hello).")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
     remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
     stdio: Annotated[list[int] | None, typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
@@ -329,7 +377,7 @@ def play(
     from arena.referee.host import BotHost
     from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
 
-    rules = _rules(variant)
+    rules = _rules(variant, rules_overrides)
     lo, hi = rules.players
     if not lo <= len(bots) <= hi:
         fail(f"{variant} is played by {lo} to {hi} players; {len(bots)} bots given")
@@ -346,6 +394,10 @@ def play(
         fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
     stdio_seats = _stdio_seats(stdio, len(bots))
     specs = _unique_names([_bot_spec(b, i, i in stdio_seats) for i, b in enumerate(bots)])
+    if seat_names:
+        if len(seat_names) != len(bots) or any(not n.strip() for n in seat_names):
+            fail(f"--name: expected one non-empty name per seat ({len(bots)}), got {len(seat_names)}")
+        specs = _unique_names([replace(spec, name=name.strip()) for spec, name in zip(specs, seat_names)])
     for seat, spec in enumerate(specs):
         _check_bot(seat, bots[seat], spec)
     listen = _check_listen(listen)
@@ -357,8 +409,10 @@ def play(
     seed = _play_seed(seed)
     tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms,
                      grace_ms=grace_ms, clock=clock, wall_ms=wall_ms)
-    record_path = record or Path("records") / f"{variant}-seed{seed}.jsonl"
+    record_path = record or _new_play_folder(variant, seed) / "record.jsonl"
     _check_record_path(record_path)
+    if record is None and not quiet:
+        typer.echo(f"writing the record and the bots' logs to {record_path.parent}/", err=True)
     console = Console(stderr=False)
     names = [s.name for s in specs]
 
@@ -379,6 +433,9 @@ def play(
         for peer in peers:
             if not host.start(peer) and not quiet:
                 typer.echo(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}", err=True)
+        if not seat_names:
+            _name_by_hello(peers)
+            names[:] = [p.spec.name for p in peers]
         started = time.perf_counter()
         result = play_one(host, peers, rules, seed, _play_game_id(), tc, policy, record_path, on_entry)
         elapsed = time.perf_counter() - started
@@ -405,6 +462,25 @@ def play(
     console.print(table)
     typer.echo(f"record: {record_path}")
     print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)
+
+
+def _new_play_folder(variant: str, seed: int) -> Path:
+    """A new folder for one `arena play` game: ./arena-play/DATE-TIME-VARIANT-seedS (never an old one)."""
+    base = Path("arena-play") / f"{time.strftime('%Y%m%d-%H%M%S')}-{variant}-seed{seed}"
+    folder, n = base, 1
+    while folder.exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-{n}")
+    return folder
+
+
+def _name_by_hello(peers: list[Any]) -> None:
+    """Seats take the name their bot gave in its hello (unique, as the command-line names are)."""
+    from dataclasses import replace
+
+    named = _unique_names([replace(p.spec, name=p.hello.name) if p.hello is not None else p.spec for p in peers])
+    for peer, spec in zip(peers, named):
+        peer.spec = spec
 
 
 def _play_seed(seed: int | None) -> int:
@@ -669,8 +745,8 @@ _register_check_bot()
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    app()
+    app(prog_name="arena")
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    app(prog_name="arena")
