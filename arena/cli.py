@@ -619,25 +619,30 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+    progress_mode: Annotated[str, typer.Option("--progress", help="auto (a progress line on a terminal, else one line per game), bar, lines or none.")] = "auto",
+    standings_every: Annotated[int, typer.Option("--standings-every", help="Print the standings after every N games (0: only at the end).")] = 0,
+    events: Annotated[Path | None, typer.Option("--events", help="Append a JSON Lines stream of run and game starts, results and failures to FILE, for other tools.")] = None,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from arena.tournament import schedule
     from arena.tournament.journal import BadJournal
+    from arena.tournament.progress import MODES, RunView, choose_mode
     from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
+    if progress_mode not in MODES:
+        fail(f"--progress: expected one of {', '.join(MODES)}, got {progress_mode!r}")
+    if standings_every < 0:
+        fail(f"--standings-every: expected 0 or more games, got {standings_every}")
+    if events is not None:
+        try:
+            events.parent.mkdir(parents=True, exist_ok=True)
+            with open(events, "a"):
+                pass
+        except OSError as e:
+            fail(f"--events {events}: cannot write it: {e.strerror or e}")
     t = _load_tournament(file, out)
     if no_sandbox:
         from dataclasses import replace
@@ -649,34 +654,24 @@ def run(
     typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
                f"{len(schedule.seatings(t.seats, t.seating))} seatings), concurrency {t.concurrency}; results in {folder}",
                err=True)
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[rate]} games/s"), TimeElapsedColumn(), TextColumn("ETA"),
-                        TimeRemainingColumn(), TextColumn("{task.fields[fails]}"), transient=False,
-                        console=Console(stderr=True))
-    start = time.monotonic()
-    with progress:
-        already = _done_count(folder) if resume else 0
-        task = progress.add_task("games", total=total, completed=already, rate="-", fails="no failures")
-
-        def on_progress(summary, _index) -> None:
-            el = time.monotonic() - start
-            fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failures.items())) or "no failures"
-            progress.update(task, completed=summary.played + summary.skipped,
-                            rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
-
-        try:
-            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines)
-        except BadJournal as e:
-            progress.stop()
-            _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
-        except RunStopped as e:
-            progress.stop()
-            fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
-                 + (f" --out {out}" if out else ""))
-        except RunError as e:
-            progress.stop()
-            fail(str(e))
-        progress.update(task, completed=summary.played + summary.skipped)
+    view = RunView(choose_mode(progress_mode), total, _done_count(folder) if resume else 0,
+                   standings_every=standings_every, standings=lambda: _standings_now(folder), events=events)
+    outcome = "stopped"
+    try:
+        summary = run_tournament(t, folder, resume=resume, on_progress=lambda _s, entry: view.finished(entry),
+                                 drop_bad_lines=drop_bad_lines, on_start=view.started)
+        outcome = "interrupted" if summary.interrupted else "finished"
+    except BadJournal as e:
+        view.close(outcome)
+        _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
+    except RunStopped as e:
+        view.close(outcome)
+        fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
+             + (f" --out {out}" if out else ""))
+    except RunError as e:
+        view.close(outcome)
+        fail(str(e))
+    view.close(outcome)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
     if summary.interrupted:
@@ -686,6 +681,16 @@ def run(
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
     typer.echo(_render(folder, fmt))
+
+
+def _standings_now(folder: Path) -> str:
+    """The standings of a running tournament, or why they cannot be shown yet (never stops the run)."""
+    from arena.tournament import standings
+
+    try:
+        return standings.render_standings(standings.compute(folder), "table")
+    except Exception as e:  # noqa: BLE001 - a display problem must not stop a run
+        return f"(standings not available yet: {e})"
 
 
 def _done_count(folder: Path) -> int:

@@ -83,7 +83,7 @@ def run_tournament(games: int, concurrency: int, checkpoints: tuple[int, ...] = 
         file.write_text(tournament_toml(deal_sets, concurrency))
         t = config.load(file)
 
-        def on_progress(summary: runner.RunSummary, _index: int) -> None:
+        def on_progress(summary: runner.RunSummary, _entry: runner.JournalEntry) -> None:
             times.append(time.monotonic())
             if summary.played in checkpoints:
                 marks[summary.played] = referee_rss()

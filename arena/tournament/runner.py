@@ -171,6 +171,7 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
             index = tasks.get()
             if index is None:
                 break
+            results.put(("start", worker, index))
             try:
                 entry, starts = play_indexed_game(t, index, host, peers, out, key)
                 results.put(("done", worker, entry, starts))
@@ -425,9 +426,13 @@ def _exit_text(code: int | None) -> str:
 
 
 def run(t: Tournament, out: Path, resume: bool = False,
-        on_progress: Callable[[RunSummary, int], None] | None = None, drop_bad_lines: bool = False) -> RunSummary:
+        on_progress: Callable[[RunSummary, JournalEntry], None] | None = None, drop_bad_lines: bool = False,
+        on_start: Callable[[int], None] | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
-    BadJournal (a sentence per line) if the journal holds lines that cannot be counted."""
+    BadJournal (a sentence per line) if the journal holds lines that cannot be counted.
+
+    ``on_start(index)`` is called when a worker starts a game, ``on_progress(summary, entry)`` when a
+    finished game is journaled."""
     out = out.resolve()
     if t.sandbox:
         from arena.referee.sandbox import problem
@@ -447,13 +452,14 @@ def run(t: Tournament, out: Path, resume: bool = False,
             _sweep(out)
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
-            return _run(resolved, out, guard, key, contents, dropped, on_progress)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
 
 def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
-         dropped: list[str], on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
+         dropped: list[str], on_progress: Callable[[RunSummary, JournalEntry], None] | None,
+         on_start: Callable[[int], None] | None) -> RunSummary:
     done = {e.index for e in contents.entries}
     summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped)
     for e in contents.entries:
@@ -469,7 +475,7 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
         pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
-            _play(pool, journal, guard, summary, on_progress)
+            _play(pool, journal, guard, summary, on_progress, on_start)
         guard.check()
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -485,7 +491,8 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
 
 
 def _play(pool: _Pool, journal: Journal, guard: _FolderGuard, summary: RunSummary,
-          on_progress: Callable[[RunSummary, int], None] | None) -> None:
+          on_progress: Callable[[RunSummary, JournalEntry], None] | None,
+          on_start: Callable[[int], None] | None) -> None:
     """The main loop: journal finished games, keep the workers fed, replace dead ones.
 
     A game counts as played only once its line is in the journal that the
@@ -509,7 +516,10 @@ def _play(pool: _Pool, journal: Journal, guard: _FolderGuard, summary: RunSummar
             for f in entry.failures:
                 summary.failures.update(f)
             if on_progress:
-                on_progress(summary, entry.index)
+                on_progress(summary, entry)
+        elif msg is not None and msg[0] == "start":
+            if on_start:
+                on_start(msg[2])
         elif msg is not None and msg[0] == "error":
             guard.check()
             journal.check()
