@@ -724,6 +724,45 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
         fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
 
 
+@app.command()
+def games(
+    folder: Annotated[Path, typer.Argument(help="A results folder of `arena run`.")],
+    bot: Annotated[str | None, typer.Option("--bot", help="Only games with this bot at the table (and with --failed or --kind, its own failures).")] = None,
+    failed: Annotated[bool, typer.Option("--failed", help="Only games in which a seat (or --bot) failed.")] = False,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only games with a failure of this kind, e.g. timeout or crash.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text (a line per game, with its record path) or json (the journal entries).")] = "text",
+) -> None:
+    """List the games of a results folder, with their record paths: all of them, a bot's, or the failed ones."""
+    import msgspec
+
+    from arena.integrity import KeyFileError
+    from arena.settings import FAILURE_KINDS
+    from arena.tournament.games import GameFilter, describe, find_games
+    from arena.tournament.journal import BadJournal, JournalError
+
+    if fmt not in ("text", "json"):
+        fail(f"--format: expected text or json, got {fmt!r}")
+    if kind is not None and kind not in FAILURE_KINDS:
+        fail(f"--kind {kind!r}: expected one of {', '.join(FAILURE_KINDS)}")
+    if not (folder / "journal.jsonl").is_file():
+        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
+    try:
+        found = find_games(folder, GameFilter(bot, failed, kind))
+    except BadJournal as e:
+        _bad_journal(e, f"arena games {folder}")
+    except (JournalError, KeyFileError) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
+    if fmt == "json":
+        typer.echo(msgspec.json.encode([{**msgspec.structs.asdict(g), "record_path": str(folder / g.record)
+                                         if g.record else None} for g in found]).decode())
+        return
+    for g in found:
+        typer.echo(describe(folder, g))
+    typer.echo(f"{len(found)} game(s)", err=True)
+
+
 @app.command(name="standings")
 def standings_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],

@@ -49,7 +49,7 @@ def test_events_stream_and_standings_every_n(tmp_path):
 
     events = tmp_path / "ev.jsonl"
     view = RunView("lines", total=4, already=1, standings_every=2, standings=lambda: "THE TABLE", events=events,
-                   out=Out())  # type: ignore[arg-type]
+                   out=Out())
     for i in (1, 2, 3):
         view.started(i)
         view.finished(_entry(index=i, failures=[{}, {}, {"crash": 1}] if i == 2 else [{}, {}, {}], forfeited=[]))
@@ -99,3 +99,44 @@ command = "{sys.executable} {MISBEHAVE} crash"
     assert kinds.count("game_start") == 4 and kinds.count("game_result") == 4
     assert sorted(e["index"] for e in events if e["event"] == "game_result") == [0, 1, 2, 3]
     assert any(e["event"] == "failure" and e["bot"] == "crasher" and e["kind"] == "crash" for e in events)
+
+
+@pytest.mark.slow
+def test_games_lists_a_bots_failed_games_with_their_records(tmp_path):
+    (tmp_path / "t.toml").write_text(f'''
+name = "games"
+variant = "basic"
+seats = 2
+deal_sets = 1
+concurrency = 1
+seed = 2
+sandbox = false
+output = "out"
+[rules]
+end = "deals"
+deals = 1
+[[bots]]
+name = "greedy"
+command = "greedy"
+[[bots]]
+name = "crasher"
+command = "{sys.executable} {MISBEHAVE} crash"
+''')
+    ran = subprocess.run([sys.executable, "-m", "arena", "run", str(tmp_path / "t.toml"), "--progress", "none"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    out = tmp_path / "out"
+
+    def games(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "arena", "games", str(out), *args], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
+
+    every = games().stdout.splitlines()
+    assert len(every) == 2 and all(line.startswith("game ") and "| record: " in line for line in every)
+    crashed = games("--bot", "crasher", "--kind", "crash").stdout.splitlines()
+    assert crashed and all("crasher crash" in line for line in crashed)
+    assert games("--bot", "greedy", "--failed").stdout == ""  # greedy itself never failed
+    listed = json.loads(games("--failed", "--format", "json").stdout)
+    assert listed and all(Path(g["record_path"]).is_file() for g in listed)
+    bad = games("--kind", "crashh")
+    assert bad.returncode == 2 and "expected one of" in bad.stderr

@@ -55,12 +55,16 @@ def _failures(entry: JournalEntry) -> list[tuple[str, str, int]]:
 
 def game_line(entry: JournalEntry, done: int, total: int) -> str:
     """One finished game on one line, e.g. ``[41/180] game 40 table 3 set 1 seating 2: greedy 1st, ...``."""
+    return f"[{done}/{total}] {game_summary(entry)}"
+
+
+def game_summary(entry: JournalEntry) -> str:
+    """A game's index, table, seats with their placings, failures and forfeits, on one line."""
     order = sorted(range(len(entry.seats)), key=lambda s: (entry.placings[s], s))
     seats = ", ".join(f"{entry.seats[s]} {_ordinal(entry.placings[s])}" for s in order)
     fails = "; ".join(f"{bot} {kind} {n}" for bot, kind, n in _failures(entry))
     forfeits = ", ".join(entry.seats[s] for s in entry.forfeited)
-    line = (f"[{done}/{total}] game {entry.index} table {entry.table} set {entry.set} seating {entry.seating}: "
-            f"{seats}")
+    line = f"game {entry.index} table {entry.table} set {entry.set} seating {entry.seating}: {seats}"
     if fails:
         line += f" | failures: {fails}"
     if forfeits:
