@@ -347,7 +347,7 @@ def _check_sandbox(sandbox: bool) -> None:
 @app.command()
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
-    bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, or remote:NAME.")],
+    bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, remote:NAME, or human (you, at this terminal).")],
     seed: Annotated[int | None, typer.Option("--seed", "-s", help="Game seed (decides every deal; default: a random one, shown at the end). Bots are never told it.")] = None,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
@@ -373,11 +373,17 @@ def play(
     from rich.table import Table
 
     from arena.display import describe
+    from arena.human.terminal import HumanProcess
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
     from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
 
     rules = _rules(variant, rules_overrides)
+    humans = [i for i, b in enumerate(bots) if b.strip().lower() == "human"]
+    if len(humans) > 1:
+        fail(f"seats {', '.join(map(str, humans))}: only one seat can be human")
+    tty = _terminal() if humans else None
+    bots = ["remote:human" if i in humans else b for i, b in enumerate(bots)]
     lo, hi = rules.players
     if not lo <= len(bots) <= hi:
         fail(f"{variant} is played by {lo} to {hi} players; {len(bots)} bots given")
@@ -424,12 +430,22 @@ def play(
             if line:
                 typer.echo(line)
 
-    host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen,
-                                      announce=lambda m: typer.echo(m, err=True),
+    human = HumanProcess(tty, record_path.parent / "logs" / "human-terminal.log") if tty else None
+    human_peers: list[Any] = []
+    quiet = quiet or human is not None  # the person's screen is the seat's, nothing else is drawn on it
+
+    def announce(message: str) -> None:
+        if human is not None and human_peers and message.startswith(f"waiting for {human_peers[0].spec.name}:"):
+            human.start(human_peers[0])
+        else:
+            typer.echo(message, err=True)
+
+    host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen, announce=announce,
                                       remote_wait_ms=int(remote_wait_s * 1000), sandbox=sandbox,
                                       hide=(record_path.parent.resolve(),)), listen)
     try:
         peers = [host.add(spec) for spec in specs]
+        human_peers.extend(peers[i] for i in humans)
         for peer in peers:
             if not host.start(peer) and not quiet:
                 typer.echo(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}", err=True)
@@ -448,6 +464,8 @@ def play(
         fail(f"cannot write {e.filename or record_path}: {e.strerror or e}; every bot process was stopped")
     finally:
         host.close()
+        if human is not None:
+            human.stop()
     table = Table(title=f"{variant}, seed {seed}: {result.end_reason} after {result.deals} deal(s)")
     for col in ("Place", "Seat", "Bot", "Total", "Failures", "Median ms"):
         table.add_column(col)
@@ -462,6 +480,19 @@ def play(
     console.print(table)
     typer.echo(f"record: {record_path}")
     print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)
+
+
+def _terminal() -> str:
+    """The terminal device a human seat plays on (this command's own); bad input if there is none."""
+    import os
+
+    for stream in (sys.stdin, sys.stdout):
+        try:
+            if stream.isatty():
+                return os.ttyname(stream.fileno())
+        except (OSError, ValueError):
+            continue
+    fail("a human seat needs a terminal: run arena play in one (stdin and stdout are not terminals)")
 
 
 def _new_play_folder(variant: str, seed: int) -> Path:
