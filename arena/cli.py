@@ -325,9 +325,10 @@ def play(
     from rich.table import Table
 
     from arena.display import describe
+    from arena.failures import parse_override
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
-    from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
+    from arena.settings import CLOCKS, FailurePolicy, TimeControl
 
     rules = _rules(variant)
     lo, hi = rules.players
@@ -337,10 +338,11 @@ def play(
         fail("clock options must be positive (--time-ms, --start-ms) or zero or more (--bank-ms, --increment-ms, --grace-ms)")
     policy = FailurePolicy()
     for item in on_failure or []:
-        kind, _, pol = item.partition("=")
-        if kind not in FAILURE_KINDS or pol not in POLICIES:
-            fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
-        kind_policy: dict[str, Any] = {kind: pol}  # a str field: kind is one of FAILURE_KINDS, never "strikes"
+        try:
+            kind, pol = parse_override(item)
+        except ValueError as e:
+            fail(f"--on {item!r}: {e}")
+        kind_policy: dict[str, Any] = {kind: pol}  # a Policy field: kind is a row of the table, never "strikes"
         policy = replace(policy, **kind_policy)
     if remote_wait_s <= 0 or remote_wait_s > 86400:
         fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
@@ -657,15 +659,34 @@ def standings_cmd(
     typer.echo(_render(folder, fmt, drop_bad_lines))
 
 
-def _register_check_bot() -> None:
-    from arena.referee.compliance import check_bot_command
+@app.command(name="check-bot")
+def check_bot_cmd(
+    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
+    variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
+    stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
+    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
+    tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
+    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
+) -> None:
+    """Protocol compliance run against one bot: one line per check, exit 1 on any failure."""
+    from arena.referee.compliance import CheckError, check_bot
+    from arena.settings import split_transport
 
-    app.command(name="check-bot", help="Protocol compliance run against one bot: one line per check, exit 1 on any failure.")(
-        check_bot_command
-    )
-
-
-_register_check_bot()
+    command, transport = split_transport(bot, stdio)
+    if tcp and transport == "zmq":
+        transport = "tcp"
+    _check_sandbox(sandbox)
+    try:
+        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms,
+                           sandbox=sandbox)
+    except CheckError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130) from None
+    raise typer.Exit(0 if report.ok else 1)
 
 
 def main() -> None:  # pragma: no cover - console entry point

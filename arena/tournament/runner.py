@@ -39,12 +39,10 @@ was asked to set such lines aside (``drop_bad_lines``).
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing as mp
 import os
 import queue
 import signal
-import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -55,6 +53,7 @@ from typing import IO, Any
 
 import psutil
 
+from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
@@ -71,7 +70,6 @@ from arena.tournament.journal import (
     set_aside,
 )
 
-RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
 MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
 POLL_S = 0.5              # how often the main process looks for dead workers
@@ -98,17 +96,6 @@ class RunSummary:
 
 
 # -- worker side --------------------------------------------------------------------------------
-
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL this process when ``parent`` dies; exit now if it already has."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
-    if os.getppid() != parent:  # it died while this process was starting: nobody would stop us
-        os._exit(1)
-
 
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
@@ -153,10 +140,11 @@ def _rss_mb() -> float:
 
 def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int) -> None:
     """A worker process: plays the indices it is given until it gets None."""
-    _die_with_parent(parent)
+    from arena.referee.launch import RUN_MARKER, die_with_parent, install_cleanup
+
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
     from arena.referee.host import BotHost
-    from arena.referee.launch import RUN_MARKER, install_cleanup
 
     os.environ[RUN_MARKER] = out_dir  # every bot (and what it forks) carries the folder: see _sweep
     install_cleanup()
