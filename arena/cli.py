@@ -509,13 +509,48 @@ def _load_tournament(file: Path, out: Path | None = None):
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")]) -> None:
+def validate(
+    file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")],
+    start: Annotated[bool, typer.Option("--start", help="Also start every bot once, in its sandbox, and wait for its hello (as `arena run` does before its first game).")] = False,
+) -> None:
     """Check a tournament file without running it: every problem at once, with key and line."""
     from arena.tournament import schedule
 
     t = _load_tournament(file)
+    if start:
+        _start_check(t)
     typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables, "
-               f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games")
+               f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games"
+               + ("; every bot started and said hello" if start else ""))
+
+
+def _start_check(t: Any) -> None:
+    """`validate --start`: start every bot once (logs in a temporary folder); a sentence per bot that failed, exit 2."""
+    import shutil
+    import tempfile
+
+    from arena.tournament import startup
+
+    _check_sandbox(t.sandbox)
+    logs = Path(tempfile.mkdtemp(prefix="arena-start-"))
+    try:
+        failed = startup.check(t, logs)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130) from None
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    for why in failed:
+        typer.echo(why, err=True)
+    if failed:
+        fail(f"{len(failed)} bot(s) did not start")
+
+
+def _bot_problems(e: Any) -> NoReturn:
+    """Say every bot that cannot take part (one sentence each), then the run's sentence, exit 2."""
+    for why in e.problems:
+        typer.echo(why, err=True)
+    fail(str(e))
 
 
 @app.command()
@@ -545,8 +580,9 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+    accept_changed: Annotated[bool, typer.Option("--accept-changed", help="With --resume: go on with bots whose program changed since the folder's first run (a warning each; their new fingerprints are recorded), instead of stopping.")] = False,
 ) -> None:
-    """Run a whole tournament: validate, play every game in parallel, journal, standings."""
+    """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -559,7 +595,7 @@ def run(
 
     from arena.tournament import schedule
     from arena.tournament.journal import BadJournal
-    from arena.tournament.runner import RunError, RunStopped
+    from arena.tournament.runner import BotProblems, RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
     if fmt not in ("table", "md", "csv", "json"):
@@ -591,7 +627,11 @@ def run(
                             rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
 
         try:
-            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines)
+            summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
+                                     accept_changed=accept_changed)
+        except BotProblems as e:
+            progress.stop()
+            _bot_problems(e)
         except BadJournal as e:
             progress.stop()
             _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
@@ -605,6 +645,8 @@ def run(
         progress.update(task, completed=summary.played + summary.skipped)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+    for why in summary.accepted:
+        typer.echo(f"warning: {why}; played as it is now (--accept-changed), its new fingerprint recorded", err=True)
     if summary.interrupted:
         typer.echo(f"interrupted after {summary.played} game(s) this run; continue with: arena run {file} --resume"
                    + (f" --out {out}" if out else ""), err=True)

@@ -115,6 +115,30 @@ def _script_problem(program: str, args: list[str], workdir: Path) -> str | None:
     return f"{program} would run {script!r}, which is not a file in {str(workdir)!r}"
 
 
+def program_file(command: str, workdir: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """The file a command line runs: the script it gives python or node, else its executable
+    (found as ``command_problem`` finds it); None when there is none (``python -c``, a missing file)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    problem, program = _program_problem(words[0], workdir, env, ())
+    if problem:
+        return None
+    name = Path(program).name
+    if _INTERPRETER.fullmatch(name):
+        node = name.startswith("node")
+        script = _node_script(words[1:]) if node else _python_script(words[1:])
+        if script is None:
+            return None
+        base = workdir / script
+        return next((p for suffix in (_NODE_SUFFIXES if node else ("",)) if (p := Path(str(base) + suffix)).is_file()),
+                    None)
+    return Path(program)
+
+
 def _python_script(args: list[str]) -> str | None:
     """The script argument of a python command line (None with -c, -m, or none given)."""
     i = 0

@@ -34,6 +34,7 @@ from protocol.messages import (
 )
 
 REFEREE_NAME = "rummy-arena referee 0.1"
+LAST_OUTPUT = "; last output: "  # how a failed start's reason ends when the bot wrote something
 
 
 @dataclass
@@ -182,7 +183,7 @@ class BotHost:
         if peer.process is None:
             return ""
         tail = log_tail(peer.process.log_path, lines=1, max_bytes=300)
-        return f"; last output: {tail}" if tail else ""
+        return f"{LAST_OUTPUT}{tail}" if tail else ""
 
     def _give_up(self, peer: Peer) -> bool:
         problem = peer.problem

@@ -83,6 +83,14 @@ class RunStopped(RunError):
     """A run that had to stop part way (its folder or journal went away, a write failed)."""
 
 
+class BotProblems(RunError):
+    """Bots that cannot take part (a changed bot, one that did not start): ``problems``, one sentence each."""
+
+    def __init__(self, message: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
 @dataclass
 class RunSummary:
     total: int
@@ -93,6 +101,7 @@ class RunSummary:
     elapsed_s: float = 0.0
     interrupted: bool = False
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved out (drop_bad_lines)
+    accepted: list[str] = field(default_factory=list)  # changed bots played anyway (accept_changed)
 
 
 # -- worker side --------------------------------------------------------------------------------
@@ -413,9 +422,12 @@ def _exit_text(code: int | None) -> str:
 
 
 def run(t: Tournament, out: Path, resume: bool = False,
-        on_progress: Callable[[RunSummary, int], None] | None = None, drop_bad_lines: bool = False) -> RunSummary:
+        on_progress: Callable[[RunSummary, int], None] | None = None, drop_bad_lines: bool = False,
+        accept_changed: bool = False) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
-    BadJournal (a sentence per line) if the journal holds lines that cannot be counted."""
+    BadJournal (a sentence per line) if the journal holds lines that cannot be counted, BotProblems
+    (a sentence per bot) if a bot changed since the folder's first run (unless ``accept_changed``)
+    or did not start."""
     out = out.resolve()
     if t.sandbox:
         from arena.referee.sandbox import problem
@@ -435,15 +447,46 @@ def run(t: Tournament, out: Path, resume: bool = False,
             _sweep(out)
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
-            return _run(resolved, out, guard, key, contents, dropped, on_progress)
+            accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress, accepted)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
 
+def _check_bots(t: Tournament, out: Path, key: bytes, contents: JournalContents, resume: bool,
+                accept_changed: bool) -> list[str]:
+    """Before the first game, when there is one to play: compare the bots' fingerprints with those the
+    folder recorded (on ``resume``), start every bot once, then record the fingerprints that are new.
+    Returns the sentences of changed bots accepted; BotProblems when a bot changed or did not start."""
+    from arena.tournament import fingerprints, startup
+
+    if len({e.index for e in contents.entries}) >= schedule.total_games(t):
+        return []
+    now = fingerprints.of_tournament(t, out)
+    try:
+        then = fingerprints.recorded(out, key) if resume else {}
+    except fingerprints.FingerprintError as e:
+        raise RunError(str(e)) from None
+    changed = fingerprints.changes(then, now)
+    if changed and not accept_changed:
+        raise BotProblems(f"{len(changed)} bot(s) changed since {out} was first run, so no game was played; to "
+                          "go on with the changed bots, add --accept-changed", [why for _fp, why in changed])
+    failed = startup.check(t, out / "logs" / "startup", hide=(out,))
+    if failed:
+        raise BotProblems(f"{len(failed)} bot(s) did not start (their logs are in {out / 'logs' / 'startup'}), "
+                          "so no game was played", failed)
+    new = [fp for fp in now if fp.bot not in then] + [fp for fp, _why in changed]
+    if new:
+        fingerprints.record(out, key, now if not then else new, fresh=not then)
+    return [why for _fp, why in changed]
+
+
 def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
-         dropped: list[str], on_progress: Callable[[RunSummary, int], None] | None) -> RunSummary:
+         dropped: list[str], on_progress: Callable[[RunSummary, int], None] | None,
+         accepted: list[str] | None = None) -> RunSummary:
     done = {e.index for e in contents.entries}
-    summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped)
+    summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped,
+                         accepted=list(accepted or []))
     for e in contents.entries:
         for f in e.failures:
             summary.failures.update(f)
