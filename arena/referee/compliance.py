@@ -1,4 +1,5 @@
-"""``arena check-bot``: a protocol compliance check for one bot, in the style of a conformance suite.
+"""The checks of ``arena check-bot`` (the command is in ``arena.cli``): a protocol compliance check for one bot,
+in the style of a conformance suite.
 
 The checker is a referee (``BotHost`` + ``Referee``) that plays real games with
 the bot and a few special sessions, and reports one line per check::
@@ -36,7 +37,9 @@ The checks, in order:
   speaks a future version would): the bot must exit by itself within a few
   seconds instead of hanging or spinning; the spec asks for a non-zero code.
 
-Every bot process is killed on every exit path (``BotHost.close``).  The logs
+Every session launches the bot through ``BotHost.start``, as a tournament does
+(the version-refusal session with ``welcome=False``, to answer the hello
+itself).  Every bot process is killed on every exit path (``BotHost.close``).  The logs
 of a check that failed are kept, and their folder is printed.
 """
 
@@ -511,6 +514,7 @@ class _Checker:
                 self.emit(name, True, f"{proc.exit_description()}, {elapsed:.2f} s after an error of kind version")
         finally:
             host.close()
+
 
 def check_bot(command: str, variants: list[str] | None = None, transport: str = "zmq", seed: int = 1,
               decision_ms: int = 2000, out: Callable[[str], None] = print, *, start_ms: int = 10000,

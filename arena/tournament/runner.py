@@ -4,8 +4,8 @@ The unit of work is one game, fully described by the resolved tournament (the
 ``tournament.toml`` in the results folder) and the game's index: a worker
 needs nothing else, so the same games could run on another executor.  Each
 worker owns one ``BotHost`` and keeps its bots alive across its games (a
-fresh ``new_game`` each time), restarting a bot only after it crashed, timed
-out or disconnected.  The main process hands out indices that the journal
+fresh ``new_game`` each time), restarting a bot only after a failure whose
+row says so (``arena.failures.RESTART_AFTER``: crash, timeout, disconnect, resource).  The main process hands out indices that the journal
 does not hold yet, appends every finished game to the journal (fsync'd), and
 shows progress; ``--resume`` after any interruption, ``kill -9`` included,
 continues without losing or repeating a game.
@@ -28,6 +28,12 @@ and any failed write (full disk, I/O error, read-only filesystem) stops the
 run with ``RunStopped``: one sentence naming the file and the cause, the
 workers and their bots stopped, and ``--resume`` continuing from what the
 journal holds.
+
+Before the first game (``_check_bots``, when games are left to play) every
+bot is fingerprinted and, on ``--resume``, compared with what the folder
+recorded (``arena.tournament.fingerprints``), then started once and waited
+for (``arena.tournament.startup``); a changed bot (unless accepted) or one
+that does not start stops the run with ``BotProblems``, a sentence per bot.
 
 The results folder's secret key (``secret.key``, made by the first run of the
 folder, reused by every ``--resume``) gives every deal seed and game id and
