@@ -632,6 +632,10 @@ def run(
         except BotProblems as e:
             progress.stop()
             _bot_problems(e)
+        except KeyboardInterrupt:  # before the first game (the start-up check): nothing was played
+            progress.stop()
+            typer.echo("interrupted before the first game: every bot process was stopped", err=True)
+            raise typer.Exit(130) from None
         except BadJournal as e:
             progress.stop()
             _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))

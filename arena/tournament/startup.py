@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from arena.referee.host import LAST_OUTPUT, BotHost
-from arena.referee.launch import install_cleanup, log_tail
+from arena.referee.launch import install_cleanup, kill_all, log_tail
 from arena.settings import BotSpec
 from arena.tournament.config import Tournament
 
@@ -35,8 +35,16 @@ def check(t: Tournament, log_dir: Path, hide: tuple[Path, ...] = ()) -> list[str
     if not bots:
         return []
     install_cleanup()  # from this thread: the pool's threads cannot install the signal handlers
-    with ThreadPoolExecutor(max_workers=min(PARALLEL, len(bots)), thread_name_prefix="startup") as pool:
-        found = list(pool.map(lambda b: _start_one(t, b, log_dir, hide), bots))
+    pool = ThreadPoolExecutor(max_workers=min(PARALLEL, len(bots)), thread_name_prefix="startup")
+    try:
+        futures = [pool.submit(_start_one, t, b, log_dir, hide) for b in bots]
+        found = [f.result() for f in futures]
+    except BaseException:  # Ctrl-C: the bots being started are killed, so their threads end now
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)
     return [why for why in found if why is not None]
 
 
