@@ -101,9 +101,9 @@ def column(kind: str) -> str:
 def parse_override(item: str) -> tuple[Kind, Policy]:
     """``KIND=POLICY`` (``--on``) as a pair; ValueError with one sentence naming what is expected."""
     kind, _, policy = item.partition("=")
-    for k in FAILURE_KINDS:
-        for p in POLICIES:
-            if (kind, policy) == (k, p):
-                return k, p
+    known = KINDS.get(kind)
+    chosen = next((p for p in POLICIES if p == policy), None)
+    if known is not None and chosen is not None:
+        return known.kind, chosen
     raise ValueError(f"expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of "
                      f"{', '.join(POLICIES)}")
