@@ -534,7 +534,7 @@ def _start_check(t: Any) -> None:
     _check_sandbox(t.sandbox)
     logs = Path(tempfile.mkdtemp(prefix="arena-start-"))
     try:
-        failed = startup.check(t, logs)
+        failed = startup.check(t, logs, hide=(t.output_dir.resolve(),))  # as in a run: results hidden from bots
     except KeyboardInterrupt:
         typer.echo("interrupted: every bot process was stopped", err=True)
         raise typer.Exit(130) from None
