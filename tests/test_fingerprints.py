@@ -51,8 +51,8 @@ def by_bot(t, out):
 def test_what_each_kind_of_bot_is_hashed_by(setup):
     t, base, out = setup
     fp = by_bot(t, out)
-    assert fp["mine"].what == f"folder {base / 'mine'}" and len(fp["mine"].program) == 64
-    assert fp["plain"].what == f"program file {base / 'plain.py'}"
+    assert fp["mine"].what == "folder mine" and len(fp["mine"].program) == 64
+    assert fp["plain"].what == "program file plain.py"
     assert fp["greedy"].what.endswith("sample_bots/greedy.py")
     assert len({f.command for f in fp.values()}) == 3
     far = of_bot(BotSpec(name="far", command="remote:far"), base)
@@ -77,6 +77,16 @@ def test_a_folder_bot_changes_with_any_file_but_not_with_its_data_or_caches(setu
     assert not by_bot(t, out)["mine"].same_as(now["mine"])
 
 
+def test_a_moved_tournament_folder_holds_the_same_bots(setup, tmp_path_factory):
+    t, base, out = setup
+    first = by_bot(t, out)
+    moved = tmp_path_factory.mktemp("moved") / "club"
+    base.rename(moved)
+    t2, errors = validate_text(FILE, base_dir=moved)
+    assert not errors and t2 is not None
+    assert changes(first, of_tournament(t2, moved / "results")) == []
+
+
 def test_the_results_folder_inside_a_bots_folder_is_not_hashed(tmp_path):
     (tmp_path / "bot.py").write_text("x = 1\n")
     spec = BotSpec(name="b", command="python3 bot.py", cwd=".")
@@ -92,7 +102,7 @@ def test_a_big_folder_is_hashed_up_to_a_bound(tmp_path, monkeypatch):
     for i in range(5):
         (tmp_path / f"f{i}").write_text(str(i))
     fp = of_bot(BotSpec(name="b", command="./run", cwd="."), tmp_path)
-    assert fp.what == f"folder {tmp_path} (first 3 files)"
+    assert fp.what == "folder . (first 3 files)"
     (tmp_path / "f4").write_text("changed after the bound")
     assert of_bot(BotSpec(name="b", command="./run", cwd="."), tmp_path).same_as(fp)
 
@@ -103,7 +113,7 @@ def test_a_changed_program_file_is_named_with_both_hashes(setup):
     (base / "plain.py").write_text("print('tuned')\n")
     (fp, why), = changes(first, of_tournament(t, out))
     assert fp.bot == "plain"
-    assert f"its program file {base / 'plain.py'} (sha256 {first['plain'].program[:12]} then, " in why
+    assert f"its program file plain.py (sha256 {first['plain'].program[:12]} then, " in why
 
 
 def test_the_file_is_signed_and_a_changed_line_is_refused(setup):

@@ -136,8 +136,8 @@ def test_resume_refuses_a_changed_bot_unless_told_to_accept_it(tmp_path):
     assert got.returncode == 0, got.stderr
     prints = [json.loads(x) for x in (out / "bots.jsonl").read_text().splitlines()]
     assert [p["bot"] for p in prints] == ["mine", "plain", "greedy"]
-    assert prints[0]["what"].startswith("folder ") and prints[0]["what"].endswith("/mine")
-    assert prints[1]["what"].startswith("program file ") and prints[1]["what"].endswith("plain.py")
+    assert prints[0]["what"] == "folder mine"
+    assert prints[1]["what"] == "program file plain.py"
     assert prints[2]["what"].endswith("sample_bots/greedy.py")
     games = len((out / "journal.jsonl").read_bytes().splitlines())
 
@@ -151,8 +151,8 @@ def test_resume_refuses_a_changed_bot_unless_told_to_accept_it(tmp_path):
     assert got.returncode == 2, got.stderr
     said = sentences(got.stderr)
     assert set(said) == {"mine", "plain"}, got.stderr
-    assert "changed since this results folder was first run: its folder" in said["mine"]
-    assert "its program file" in said["plain"] and "plain.py" in said["plain"]
+    assert "changed since this results folder was first run: its folder mine (sha256 " in said["mine"]
+    assert "its program file plain.py (sha256 " in said["plain"]
     assert "--accept-changed" in got.stderr.strip().splitlines()[-1]
     assert (out / "journal.jsonl").read_bytes() == before
 

@@ -48,7 +48,8 @@ class Fingerprint(msgspec.Struct, kw_only=True):
     mac: str = ""
 
     def same_as(self, other: Fingerprint) -> bool:
-        return (self.command, self.program, self.what) == (other.command, other.program, other.what)
+        """The same command and program (``what`` only describes them: a moved folder is the same bot)."""
+        return (self.command, self.program) == (other.command, other.program)
 
 
 class FingerprintError(ValueError):
@@ -85,14 +86,23 @@ def of_bot(bot: BotSpec, base_dir: Path, skip: Collection[Path] = ()) -> Fingerp
     workdir = bot.workdir(base_dir)
     if bot.cwd:
         digest, files, complete = _folder_hash(workdir, skip)
-        what = f"folder {workdir}" + ("" if complete else f" (first {files} files)")
+        what = f"folder {_shown(workdir, base_dir)}" + ("" if complete else f" (first {files} files)")
         return Fingerprint(bot=bot.name, command=command, program=digest, what=what)
-    return _file_print(bot, command, program_file(bot.command, workdir, bot.env or None))
+    return _file_print(bot, command, program_file(bot.command, workdir, bot.env or None), base_dir)
 
 
-def _file_print(bot: BotSpec, command: str, path: Path | None) -> Fingerprint:
+def _shown(path: Path, base_dir: Path) -> str:
+    """``path`` relative to the tournament's folder when it is inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(base_dir).resolve())) or "."
+    except ValueError:
+        return str(path)
+
+
+def _file_print(bot: BotSpec, command: str, path: Path | None, base_dir: Path | None = None) -> Fingerprint:
     if path is None:
         return Fingerprint(bot=bot.name, command=command, program="", what="command line only")
+    shown = _shown(path, base_dir) if base_dir is not None else str(path)
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -101,8 +111,8 @@ def _file_print(bot: BotSpec, command: str, path: Path | None) -> Fingerprint:
                 if f.tell() >= MAX_BYTES:
                     break
     except OSError as e:
-        return Fingerprint(bot=bot.name, command=command, program="", what=f"program file {path} ({e.strerror})")
-    return Fingerprint(bot=bot.name, command=command, program=h.hexdigest(), what=f"program file {path}")
+        return Fingerprint(bot=bot.name, command=command, program="", what=f"program file {shown} ({e.strerror})")
+    return Fingerprint(bot=bot.name, command=command, program=h.hexdigest(), what=f"program file {shown}")
 
 
 def _folder_hash(root: Path, skip: Collection[Path]) -> tuple[str, int, bool]:
@@ -182,11 +192,9 @@ def changes(then: dict[str, Fingerprint], now: list[Fingerprint]) -> list[tuple[
             continue
         if old.command != fp.command:
             what = "its command line"
-        elif old.what != fp.what and old.program and fp.program:
+        elif old.what != fp.what:
             what = f"what it runs ({old.what} then, {fp.what} now)"
-        elif old.program != fp.program:
-            what = f"its {fp.what} (sha256 {old.program[:12] or 'none'} then, {fp.program[:12] or 'none'} now)"
         else:
-            what = f"its {fp.what} (then: {old.what})"
+            what = f"its {fp.what} (sha256 {old.program[:12] or 'none'} then, {fp.program[:12] or 'none'} now)"
         found.append((fp, f"bot {fp.bot!r} changed since this results folder was first run: {what}"))
     return found
