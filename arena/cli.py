@@ -373,10 +373,11 @@ def play(
     from rich.table import Table
 
     from arena.display import describe
+    from arena.failures import parse_override
     from arena.human.terminal import HumanProcess
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
-    from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
+    from arena.settings import CLOCKS, FailurePolicy, TimeControl
 
     rules = _rules(variant, rules_overrides)
     humans = [i for i, b in enumerate(bots) if b.strip().lower() == "human"]
@@ -391,10 +392,11 @@ def play(
         fail("clock options must be positive (--time-ms, --start-ms) or zero or more (--bank-ms, --increment-ms, --grace-ms)")
     policy = FailurePolicy()
     for item in on_failure or []:
-        kind, _, pol = item.partition("=")
-        if kind not in FAILURE_KINDS or pol not in POLICIES:
-            fail(f"--on {item!r}: expected KIND=POLICY with KIND one of {', '.join(FAILURE_KINDS)} and POLICY one of {', '.join(POLICIES)}")
-        kind_policy: dict[str, Any] = {kind: pol}  # a str field: kind is one of FAILURE_KINDS, never "strikes"
+        try:
+            kind, pol = parse_override(item)
+        except ValueError as e:
+            fail(f"--on {item!r}: {e}")
+        kind_policy: dict[str, Any] = {kind: pol}  # a Policy field: kind is a row of the table, never "strikes"
         policy = replace(policy, **kind_policy)
     if remote_wait_s <= 0 or remote_wait_s > 86400:
         fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
@@ -614,13 +616,48 @@ def _load_tournament(file: Path, out: Path | None = None):
 
 
 @app.command()
-def validate(file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")]) -> None:
+def validate(
+    file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")],
+    start: Annotated[bool, typer.Option("--start", help="Also start every bot once, in its sandbox, and wait for its hello (as `arena run` does before its first game).")] = False,
+) -> None:
     """Check a tournament file without running it: every problem at once, with key and line."""
     from arena.tournament import schedule
 
     t = _load_tournament(file)
+    if start:
+        _start_check(t)
     typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables, "
-               f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games")
+               f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games"
+               + ("; every bot started and said hello" if start else ""))
+
+
+def _start_check(t: Any) -> None:
+    """`validate --start`: start every bot once (logs in a temporary folder); a sentence per bot that failed, exit 2."""
+    import shutil
+    import tempfile
+
+    from arena.tournament import startup
+
+    _check_sandbox(t.sandbox)
+    logs = Path(tempfile.mkdtemp(prefix="arena-start-"))
+    try:
+        failed = startup.check(t, logs, hide=(t.output_dir.resolve(),))  # as in a run: results hidden from bots
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130) from None
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    for why in failed:
+        typer.echo(why, err=True)
+    if failed:
+        fail(f"{len(failed)} bot(s) did not start")
+
+
+def _bot_problems(e: Any) -> NoReturn:
+    """Say every bot that cannot take part (one sentence each), then the run's sentence, exit 2."""
+    for why in e.problems:
+        typer.echo(why, err=True)
+    fail(str(e))
 
 
 @app.command()
@@ -653,12 +690,13 @@ def run(
     progress_mode: Annotated[str, typer.Option("--progress", help="auto (a progress line on a terminal, else one line per game), bar, lines or none.")] = "auto",
     standings_every: Annotated[int, typer.Option("--standings-every", help="Print the standings after every N games (0: only at the end).")] = 0,
     events: Annotated[Path | None, typer.Option("--events", help="Append a JSON Lines stream of run and game starts, results and failures to FILE, for other tools.")] = None,
+    accept_changed: Annotated[bool, typer.Option("--accept-changed", help="With --resume: go on with bots whose program changed since the folder's first run (a warning each; their new fingerprints are recorded), instead of stopping.")] = False,
 ) -> None:
-    """Run a whole tournament: validate, play every game in parallel, journal, standings."""
+    """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
     from arena.tournament.journal import BadJournal
     from arena.tournament.progress import MODES, RunView, choose_mode
-    from arena.tournament.runner import RunError, RunStopped
+    from arena.tournament.runner import BotProblems, RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
     if fmt not in ("table", "md", "csv", "json"):
@@ -690,8 +728,15 @@ def run(
     outcome = "stopped"
     try:
         summary = run_tournament(t, folder, resume=resume, on_progress=lambda _s, entry: view.finished(entry),
-                                 drop_bad_lines=drop_bad_lines, on_start=view.started)
+                                 drop_bad_lines=drop_bad_lines, on_start=view.started, accept_changed=accept_changed)
         outcome = "interrupted" if summary.interrupted else "finished"
+    except BotProblems as e:
+        view.close(outcome)
+        _bot_problems(e)
+    except KeyboardInterrupt:  # before the first game (the start-up check): nothing was played
+        view.close("interrupted")
+        typer.echo("interrupted before the first game: every bot process was stopped", err=True)
+        raise typer.Exit(130) from None
     except BadJournal as e:
         view.close(outcome)
         _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
@@ -705,6 +750,8 @@ def run(
     view.close(outcome)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+    for why in summary.accepted:
+        typer.echo(f"warning: {why}; played as it is now (--accept-changed), its new fingerprint recorded", err=True)
     if summary.interrupted:
         typer.echo(f"interrupted after {summary.played} game(s) this run; continue with: arena run {file} --resume"
                    + (f" --out {out}" if out else ""), err=True)
@@ -808,15 +855,34 @@ def standings_cmd(
     typer.echo(_render(folder, fmt, drop_bad_lines))
 
 
-def _register_check_bot() -> None:
-    from arena.referee.compliance import check_bot_command
+@app.command(name="check-bot")
+def check_bot_cmd(
+    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
+    variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
+    stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
+    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
+    tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
+    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
+) -> None:
+    """Protocol compliance run against one bot: one line per check, exit 1 on any failure."""
+    from arena.referee.compliance import CheckError, check_bot
+    from arena.settings import split_transport
 
-    app.command(name="check-bot", help="Protocol compliance run against one bot: one line per check, exit 1 on any failure.")(
-        check_bot_command
-    )
-
-
-_register_check_bot()
+    command, transport = split_transport(bot, stdio)
+    if tcp and transport == "zmq":
+        transport = "tcp"
+    _check_sandbox(sandbox)
+    try:
+        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms,
+                           sandbox=sandbox)
+    except CheckError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every bot process was stopped", err=True)
+        raise typer.Exit(130) from None
+    raise typer.Exit(0 if report.ok else 1)
 
 
 def main() -> None:  # pragma: no cover - console entry point

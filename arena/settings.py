@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.failures import FAILURE_KINDS as FAILURE_KINDS  # re-exported: the kinds are declared in arena.failures
+from arena.failures import KINDS, Policy
+from arena.failures import POLICIES as POLICIES
+
 BUNDLED_BOT_MODULES: dict[str, str] = {"random": "sample_bots.random", "greedy": "sample_bots.greedy"}
 BUNDLED_BOTS: frozenset[str] = frozenset(BUNDLED_BOT_MODULES)
-FAILURE_KINDS: tuple[str, ...] = (
-    "timeout", "crash", "disconnect", "illegal", "malformed", "oversized", "stale", "token", "resource",
-)
-POLICIES: tuple[str, ...] = ("retry", "default", "forfeit")
 CLOCKS: tuple[str, ...] = ("cpu", "wall")
 TRANSPORTS: tuple[str, ...] = ("zmq", "tcp", "stdio")
 
@@ -113,6 +113,30 @@ def _script_problem(program: str, args: list[str], workdir: Path) -> str | None:
     if any(Path(str(base) + suffix).exists() for suffix in (_NODE_SUFFIXES if node else ("",))):
         return None
     return f"{program} would run {script!r}, which is not a file in {str(workdir)!r}"
+
+
+def program_file(command: str, workdir: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """The file a command line runs: the script it gives python or node, else its executable
+    (found as ``command_problem`` finds it); None when there is none (``python -c``, a missing file)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    problem, program = _program_problem(words[0], workdir, env, ())
+    if problem:
+        return None
+    name = Path(program).name
+    if _INTERPRETER.fullmatch(name):
+        node = name.startswith("node")
+        script = _node_script(words[1:]) if node else _python_script(words[1:])
+        if script is None:
+            return None
+        base = workdir / script
+        return next((p for suffix in (_NODE_SUFFIXES if node else ("",)) if (p := Path(str(base) + suffix)).is_file()),
+                    None)
+    return Path(program)
 
 
 def _python_script(args: list[str]) -> str | None:
@@ -242,26 +266,28 @@ class FailurePolicy:
       the stock, discard the drawn card).
     - ``forfeit``: the bot loses the game and is placed last.
 
-    Defaults: a bot that sends something wrong but is still talking gets
-    another chance (``illegal``, ``malformed``, ``stale`` reply, wrong
-    ``token`` = retry); a slow or oversized reply costs the move (``timeout``,
-    ``oversized`` = default); a bot that is gone or over its resource limits
-    loses the game (``crash``, ``disconnect``, ``resource`` = forfeit) and is
-    restarted for its next game.
+    One field per row of ``arena.failures.TABLE``, defaulting to its ``default``:
+    a bot that sends something wrong but is still talking gets another chance
+    (``illegal``, ``malformed``, ``stale`` reply, wrong ``token`` = retry); a
+    slow or oversized reply costs the move (``timeout``, ``oversized`` =
+    default); a bot that is gone or over its resource limits loses the game
+    (``crash``, ``disconnect``, ``resource`` = forfeit).
     """
 
-    timeout: str = "default"
-    crash: str = "forfeit"
-    disconnect: str = "forfeit"
-    illegal: str = "retry"
-    malformed: str = "retry"
-    oversized: str = "default"
-    stale: str = "retry"
-    token: str = "retry"
-    resource: str = "forfeit"
+    timeout: Policy = KINDS["timeout"].default
+    crash: Policy = KINDS["crash"].default
+    disconnect: Policy = KINDS["disconnect"].default
+    illegal: Policy = KINDS["illegal"].default
+    malformed: Policy = KINDS["malformed"].default
+    oversized: Policy = KINDS["oversized"].default
+    stale: Policy = KINDS["stale"].default
+    token: Policy = KINDS["token"].default
+    resource: Policy = KINDS["resource"].default
     strikes: int = 3
 
-    def policy(self, kind: str) -> str:
-        if kind not in FAILURE_KINDS:
+    def policy(self, kind: str) -> Policy:
+        """The policy for ``kind`` (KeyError for a kind not in ``arena.failures.TABLE``)."""
+        if kind not in KINDS:
             raise KeyError(kind)
-        return str(getattr(self, kind))
+        value: Policy = getattr(self, kind)
+        return value

@@ -42,9 +42,6 @@ MAX_NESTING = 32
 ERROR_KINDS = ("illegal", "malformed", "oversized", "stale", "timeout", "version", "token", "protocol")
 """Values of ``Error.kind`` (what a bot can be told)."""
 
-FAILURE_KINDS = ("timeout", "crash", "disconnect", "illegal", "malformed", "oversized", "stale", "token", "resource")
-"""Failure kinds the referee records (a bot is told about the ones in ERROR_KINDS)."""
-
 EVENT_KINDS = ("deal_start", "draw", "meld", "layoff", "swap", "discard", "rebuild", "deal_end", "forfeit")
 """Event kinds documented in version 1; bots must ignore kinds they do not know."""
 

@@ -17,7 +17,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from arena.referee.compliance import CheckError, Report, check_bot, check_bot_command
+from arena.cli import app as arena_app
+from arena.referee.compliance import CheckError, Report, check_bot
 from arena.referee.game import play_one
 from arena.referee.host import BotHost
 from arena.rules.options import resolve
@@ -168,18 +169,11 @@ def test_bad_arguments_raise_check_error():
         check_bot("greedy", transport="pigeon", out=lambda _l: None)
 
 
-# -- the command line (the lead registers it as `arena check-bot`) ---------------------------
+# -- the command line: `arena check-bot` -------------------------------------------------------
 
 
 def cli() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """Test app."""
-
-    app.command(name="check-bot")(check_bot_command)
-    return app
+    return arena_app
 
 
 @pytest.mark.slow

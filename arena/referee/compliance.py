@@ -1,4 +1,5 @@
-"""``arena check-bot``: a protocol compliance check for one bot, in the style of a conformance suite.
+"""The checks of ``arena check-bot`` (the command is in ``arena.cli``): a protocol compliance check for one bot,
+in the style of a conformance suite.
 
 The checker is a referee (``BotHost`` + ``Referee``) that plays real games with
 the bot and a few special sessions, and reports one line per check::
@@ -36,7 +37,9 @@ The checks, in order:
   speaks a future version would): the bot must exit by itself within a few
   seconds instead of hanging or spinning; the spec asks for a non-zero code.
 
-Every bot process is killed on every exit path (``BotHost.close``).  The logs
+Every session launches the bot through ``BotHost.start``, as a tournament does
+(the version-refusal session with ``welcome=False``, to answer the hello
+itself).  Every bot process is killed on every exit path (``BotHost.close``).  The logs
 of a check that failed are kept, and their folder is printed.
 """
 
@@ -49,20 +52,18 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from arena.referee.channel import Closed, Line
+from arena.failures import GONE, KINDS
 from arena.referee.game import GameResult, Referee, SeatState
-from arena.referee.host import BotHost, Peer, _safe
-from arena.referee.launch import LOG_CAP_BYTES
+from arena.referee.host import BotHost, Peer
+from arena.referee.launch import LOG_CAP_BYTES, log_path
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
-from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl, split_transport
-from protocol.messages import PROTOCOL_VERSION, Hello, MessageError, decode_from_bot, encode
+from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
+from protocol.messages import PROTOCOL_VERSION, encode
 
-__all__ = ["Check", "CheckError", "Report", "check_bot", "check_bot_command"]
+__all__ = ["Check", "CheckError", "Report", "check_bot"]
 
 BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
 OUTPUT_LIMIT = LOG_CAP_BYTES // 2  # a bot writing more than this in a check would lose logs in a tournament
@@ -80,19 +81,6 @@ RETRY_POLICY = FailurePolicy(timeout="forfeit", crash="forfeit", disconnect="for
                              malformed="forfeit", oversized="forfeit", stale="retry", token="retry",
                              resource="forfeit", strikes=1)
 
-FIX: dict[str, str] = {
-    "illegal": "check the move against RULES.md (the reason names the clause) and the observation "
-               "(legal_draws, opening_requirement, took_discard, melds_per_turn, go_out)",
-    "malformed": "compare the reply with SPEC.md section 3.1 and protocol/schemas/; draw requests take a "
-                 "draw reply, play requests a play reply",
-    "oversized": "send one small JSON object per reply (at most max_message_bytes, SPEC 10)",
-    "timeout": "answer every request, draw and play, within clock.decision_ms, echoing its game and seq (SPEC 8)",
-    "crash": "the bot process ended; run it by hand or read its log to see why",
-    "disconnect": "keep reading your socket and keep one connection for the whole session (SPEC 1)",
-    "stale": "echo the game and seq of the request you answer, and answer each request exactly once (SPEC 3)",
-    "token": "set the socket's routing id to your own token before connecting (SPEC 1)",
-    "resource": "use less memory or CPU",
-}
 STDIO_HINT = ("; on the stdio transport stdout carries protocol messages only, one JSON object per line, each "
               "ended by a newline and flushed (logs go to stderr)")
 
@@ -214,13 +202,14 @@ class _Checker:
         return check
 
     def fix(self, kind: str) -> str:
-        hint = FIX.get(kind, "see SPEC.md section 9")
+        row = KINDS.get(kind)
+        hint = row.fix if row is not None else "see SPEC.md section 9"
         if self.transport == "stdio" and kind in ("timeout", "malformed"):
             hint += STDIO_HINT
         return hint
 
     def log_hint(self, peer: Peer) -> str:
-        return f" (log: {self.log_dir / 'session' / (_safe(peer.spec.name) + '.log')})"
+        return f" (log: {log_path(self.log_dir / 'session', peer.spec.name)})"
 
     # -- the whole run ----------------------------------------------------------------------
     def run(self) -> Report:
@@ -313,7 +302,7 @@ class _Checker:
         mine = [e for e in result.failure_log if e["seat"] == seat]
         if sum(ref.answered.values()):
             self.games_with_answers += 1
-        gone = _first([e for e in mine if e["kind"] in ("crash", "disconnect", "resource")])
+        gone = _first([e for e in mine if e["kind"] in GONE])
         if gone is not None:
             proc = bot.process
             how = proc.exit_description() if proc is not None and not proc.alive() else "disconnected"
@@ -463,7 +452,7 @@ class _Checker:
 
     def check_output(self, bot: Peer) -> None:
         name = "output"
-        log = self.log_dir / "session" / f"{_safe(bot.spec.name)}.log"
+        log = log_path(self.log_dir / "session", bot.spec.name)
         # give the log reader a moment to drain what the process wrote last
         time.sleep(0.05)
         size = log.stat().st_size if log.exists() else 0
@@ -492,17 +481,13 @@ class _Checker:
         host = BotHost(self.time, self.log_dir / "version", sandbox=self.sandbox)
         try:
             peer = host.add(self.spec)
-            log_path = host.log_dir / f"{_safe(peer.spec.name)}.log"
-            try:
-                host.launch(peer)
-            except (OSError, ValueError) as e:
-                self.emit(name, False, f"could not start the bot again: {e} -- fix: see the handshake check")
+            if not host.start(peer, welcome=False):
+                why = peer.problem[1] if peer.problem else f"no hello within {self.time.start_ms} ms"
+                self.emit(name, False, f"no hello in a second session: {why} -- fix: say hello first in every "
+                                       f"session (SPEC 2) (log: {host.log_path(peer)})")
                 return
-            hello = self._wait_hello(host, peer)
-            if hello is None:
-                self.emit(name, False, f"no hello within {self.time.start_ms} ms in a second session -- fix: say "
-                                       f"hello first in every session (SPEC 2) (log: {log_path})")
-                return
+            hello = peer.hello
+            assert hello is not None
             reason = ("no common protocol version: you speak "
                       f"{hello.versions or [hello.v]}, this referee speaks [99] (compliance check)")
             host.send(peer, encode({"v": PROTOCOL_VERSION, "type": "error", "game": None, "seq": None,
@@ -529,21 +514,6 @@ class _Checker:
                 self.emit(name, True, f"{proc.exit_description()}, {elapsed:.2f} s after an error of kind version")
         finally:
             host.close()
-
-    def _wait_hello(self, host: BotHost, peer: Peer) -> Hello | None:
-        deadline = time.monotonic() + self.time.start_ms / 1000
-        while (left := deadline - time.monotonic()) > 0:
-            item = host.recv(peer, min(left, 0.05))
-            if isinstance(item, Closed):
-                return None
-            if not isinstance(item, Line):
-                continue
-            try:
-                msg = decode_from_bot(item.data)
-            except MessageError:
-                return None
-            return msg if isinstance(msg, Hello) else None
-        return None
 
 
 def check_bot(command: str, variants: list[str] | None = None, transport: str = "zmq", seed: int = 1,
@@ -591,32 +561,3 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
     name = f" ({report.bot_name!r})" if report.bot_name else ""
     out(f"{report.summary()}{name} in {report.elapsed_s:.1f}s" + (f"; logs in {report.log_dir}" if report.failed else ""))
     return report
-
-
-def check_bot_command(
-    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
-    variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
-    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
-    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
-    tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
-    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
-) -> None:
-    """Check that a bot speaks the protocol correctly: one PASS/FAIL line per check; exit 1 on any failure."""
-    from arena.cli import _check_sandbox
-
-    command, transport = split_transport(bot, stdio)
-    if tcp and transport == "zmq":
-        transport = "tcp"
-    _check_sandbox(sandbox)
-    try:
-        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms,
-                           sandbox=sandbox)
-    except CheckError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        typer.echo("interrupted: every bot process was stopped", err=True)
-        raise typer.Exit(130) from None
-    raise typer.Exit(0 if report.ok else 1)

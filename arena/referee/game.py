@@ -397,9 +397,12 @@ class Referee:
 
     def _fail(self, st: SeatState, kind: str, reason: str, seq: int | None = None, startup: bool = False) -> str:
         """Record a failure and apply the policy: returns "retry", "default" or "forfeit"."""
+        from arena.failures import row as failure_row  # here: the rest of this module is another change's
+
         st.failures[kind] += 1
+        row = failure_row(kind)
         policy = self.policy.policy(kind)
-        gone = startup or kind in ("crash", "disconnect") or not st.peer.alive()
+        gone = startup or row.gone or not st.peer.alive()
         if policy == "retry":
             st.strikes += 1
             if gone or st.strikes > self.policy.strikes:
@@ -407,8 +410,8 @@ class Referee:
         action = policy if not (gone and policy == "default") else "referee plays safe moves for the rest of the game"
         self._log_failure(st, kind, reason, action)
         if not gone:
-            self.host.send_error(st.peer, kind if kind in ("illegal", "malformed", "oversized", "timeout") else "protocol",
-                                 reason, retry=policy == "retry", game=self.game_id, seq=seq)
+            self.host.send_error(st.peer, row.told or "protocol", reason, retry=policy == "retry", game=self.game_id,
+                                 seq=seq)
         if policy == "forfeit":
             entries = self.game.forfeit(st.seat, reason, kind)
             st.referee_plays = True

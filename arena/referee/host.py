@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
-from arena.referee.launch import BotProcess, launch
+from arena.referee.launch import BotProcess, launch, log_path, log_tail
 from arena.settings import BotSpec, TimeControl
 from protocol.messages import (
     MAX_MESSAGE_BYTES,
@@ -34,6 +34,7 @@ from protocol.messages import (
 )
 
 REFEREE_NAME = "rummy-arena referee 0.1"
+LAST_OUTPUT = "; last output: "  # how a failed start's reason ends when the bot wrote something
 
 
 @dataclass
@@ -102,8 +103,12 @@ class BotHost:
         first = next((p for p in self.peers if p.spec.remote), None)
         return f"tcp://{host}:{port if first is peer else 0}"
 
-    def start(self, peer: Peer) -> bool:
-        """Launch (or wait for) the bot and complete its handshake under the start clock."""
+    def start(self, peer: Peer, welcome: bool = True) -> bool:
+        """Launch (or wait for) the bot and complete its handshake under the start clock.
+
+        With ``welcome`` False the first hello is taken as it is, versions unchecked, and not
+        answered: the caller answers it (check-bot refusing the bot's versions on purpose).
+        """
         self._release(peer)
         peer.problem = None
         if peer.starts:
@@ -136,7 +141,7 @@ class BotHost:
                 self.send_error(peer, "oversized", f"expected hello: a message of {item.size} bytes, over the "
                                                    f"{MAX_MESSAGE_BYTES}-byte limit", retry=True)
                 continue
-            if self._handshake(peer, item.data):
+            if self._handshake(peer, item.data, welcome):
                 return True
             if peer.problem is not None:
                 return self._give_up(peer)
@@ -152,13 +157,17 @@ class BotHost:
 
     def launch(self, peer: Peer) -> None:
         """Start the peer's compartment without a handshake (OSError or ValueError if it cannot start)."""
-        log_path = self.log_dir / f"{_safe(peer.spec.name)}.log"
+        log = self.log_path(peer)
         if peer.spec.remote:
-            peer.process = launch(peer.spec, peer.token, log_path, listen=self._bind_for(peer))
+            peer.process = launch(peer.spec, peer.token, log, listen=self._bind_for(peer))
         else:
-            peer.process = launch(peer.spec, peer.token, log_path, peer.cwd, sandbox=self.sandbox,
+            peer.process = launch(peer.spec, peer.token, log, peer.cwd, sandbox=self.sandbox,
                                   hide=self.hide, private_dir=None if self.sandbox else self._private(),
                                   data=peer.data)
+
+    def log_path(self, peer: Peer) -> Path:
+        """Where the bot's output goes (stdout and stderr; stderr only for a stdio bot)."""
+        return log_path(self.log_dir, peer.spec.name)
 
     def _private(self) -> Path:
         if self._private_dir is None:
@@ -173,11 +182,8 @@ class BotHost:
     def _log_hint(self, peer: Peer) -> str:
         if peer.process is None:
             return ""
-        try:
-            tail = peer.process.log_path.read_bytes()[-300:].decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
-        return f"; last output: {tail.splitlines()[-1]}" if tail else ""
+        tail = log_tail(peer.process.log_path, lines=1, max_bytes=300)
+        return f"{LAST_OUTPUT}{tail}" if tail else ""
 
     def _give_up(self, peer: Peer) -> bool:
         problem = peer.problem
@@ -185,7 +191,7 @@ class BotHost:
         peer.problem = problem
         return False
 
-    def _handshake(self, peer: Peer, data: bytes) -> bool:
+    def _handshake(self, peer: Peer, data: bytes, welcome: bool = True) -> bool:
         try:
             msg = decode_from_bot(data)
         except MessageError as e:
@@ -194,6 +200,9 @@ class BotHost:
         if not isinstance(msg, Hello):
             self.send_error(peer, "protocol", f"say hello first, not {type(msg).__name__.lower()}", retry=True)
             return False
+        if not welcome:
+            peer.hello = msg
+            return True
         versions = msg.versions or [msg.v]
         if not set(versions) & set(SUPPORTED_VERSIONS):
             reason = f"no common protocol version: you speak {versions}, the referee speaks {list(SUPPORTED_VERSIONS)}"
@@ -300,6 +309,3 @@ class BotHost:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60] or "bot"

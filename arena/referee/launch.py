@@ -135,26 +135,64 @@ def install_cleanup() -> None:
                 signal.signal(sig, _on_signal)
 
 
+def die_with_parent(parent: int | None = None, libc: Any = None) -> None:
+    """Have the kernel SIGKILL this process when its parent ends (``PR_SET_PDEATHSIG``, Linux);
+    with ``parent`` given, exit at once if that parent is already gone (it died while we started)."""
+    libc = libc if libc is not None else _libc()
+    if libc is not None:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
 def _preexec(limits: Limits) -> Any:
-    libc = _libc()
+    libc = _libc()  # loaded before the fork: the child only calls it
+    referee = os.getpid()
 
     def setup() -> None:
-        if libc is not None:
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the referee
+        die_with_parent(referee, libc)
         if limits.cpu_seconds:
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
 
     return setup
 
 
-def _stat_times(pid: int) -> float:
-    """CPU seconds of a process and of its children it has reaped (utime+stime+cutime+cstime)."""
+def log_path(log_dir: Path, name: str) -> Path:
+    """The log file of the bot called ``name`` in ``log_dir`` (its name made safe for a file name)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60] or "bot"
+    return Path(log_dir) / f"{safe}.log"
+
+
+def log_tail(path: Path, lines: int = 5, max_bytes: int = 1024) -> str:
+    """The last ``lines`` lines of a bot's log, at most ``max_bytes`` of it ("" when there is none)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return sum(int(x) for x in fields[11:15]) / _TICKS
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - max_bytes))
+            data = f.read(max_bytes)
+    except OSError:
+        return ""
+    kept = [line.rstrip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
+
+
+def tree_cpu_seconds(pids: list[int], reaped: bool = False) -> float:
+    """CPU seconds used by the processes ``pids`` (a process tree); ``reaped`` adds what the children
+    they have reaped used (from /proc, in clock ticks), else each live process's nanosecond CPU clock."""
+    total = 0.0
+    for pid in pids:
+        if reaped:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                total += sum(int(x) for x in fields[11:15]) / _TICKS  # utime, stime, cutime, cstime
+            except (OSError, IndexError, ValueError):
+                continue
+        else:
+            try:
+                total += time.clock_gettime(((~pid) << 3) | 2)  # the process's CPU clock (CPUCLOCK_SCHED)
+            except OSError:
+                continue
+    return total
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -324,13 +362,7 @@ class BotProcess:
         if now - self._tree_at > TREE_REFRESH_S:
             self._tree = [p.pid for p in self.tree()] or [self.pid]
             self._tree_at = now
-        total = 0.0
-        for pid in self._tree:
-            try:
-                total += time.clock_gettime(((~pid) << 3) | 2)  # the process's CPU clock (CPUCLOCK_SCHED)
-            except OSError:
-                continue
-        return total
+        return tree_cpu_seconds(self._tree)
 
     def over_limits(self, children: dict[int, list[int]]) -> str | None:
         """A sentence naming the limit the bot's processes are over, or None."""
@@ -351,7 +383,7 @@ class BotProcess:
                         f"limit of {lim.memory_mb} MiB (limits.memory_mb)")
         if lim.cpu_seconds:
             # All of the compartment: the gate is PID 1 and reaps the bot's orphans, so their time is its.
-            cpu = sum(_stat_times(pid) for level in levels for pid in level)
+            cpu = tree_cpu_seconds([pid for level in levels for pid in level], reaped=True)
             if cpu > lim.cpu_seconds:
                 return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
         return None

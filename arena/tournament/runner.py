@@ -4,8 +4,8 @@ The unit of work is one game, fully described by the resolved tournament (the
 ``tournament.toml`` in the results folder) and the game's index: a worker
 needs nothing else, so the same games could run on another executor.  Each
 worker owns one ``BotHost`` and keeps its bots alive across its games (a
-fresh ``new_game`` each time), restarting a bot only after it crashed, timed
-out or disconnected.  The main process hands out indices that the journal
+fresh ``new_game`` each time), restarting a bot only after a failure whose
+row says so (``arena.failures.RESTART_AFTER``: crash, timeout, disconnect, resource).  The main process hands out indices that the journal
 does not hold yet, appends every finished game to the journal (fsync'd), and
 shows progress; ``--resume`` after any interruption, ``kill -9`` included,
 continues without losing or repeating a game.
@@ -29,6 +29,12 @@ run with ``RunStopped``: one sentence naming the file and the cause, the
 workers and their bots stopped, and ``--resume`` continuing from what the
 journal holds.
 
+Before the first game (``_check_bots``, when games are left to play) every
+bot is fingerprinted and, on ``--resume``, compared with what the folder
+recorded (``arena.tournament.fingerprints``), then started once and waited
+for (``arena.tournament.startup``); a changed bot (unless accepted) or one
+that does not start stops the run with ``BotProblems``, a sentence per bot.
+
 The results folder's secret key (``secret.key``, made by the first run of the
 folder, reused by every ``--resume``) gives every deal seed and game id and
 signs every journal line and game record (``arena.integrity``).  ``--resume``
@@ -39,12 +45,10 @@ was asked to set such lines aside (``drop_bad_lines``).
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing as mp
 import os
 import queue
 import signal
-import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -55,6 +59,7 @@ from typing import IO, Any
 
 import psutil
 
+from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
@@ -71,7 +76,6 @@ from arena.tournament.journal import (
     set_aside,
 )
 
-RESTART_AFTER = ("crash", "disconnect", "timeout", "resource")
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
 MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
 POLL_S = 0.5              # how often the main process looks for dead workers
@@ -85,6 +89,14 @@ class RunStopped(RunError):
     """A run that had to stop part way (its folder or journal went away, a write failed)."""
 
 
+class BotProblems(RunError):
+    """Bots that cannot take part (a changed bot, one that did not start): ``problems``, one sentence each."""
+
+    def __init__(self, message: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
 @dataclass
 class RunSummary:
     total: int
@@ -95,20 +107,10 @@ class RunSummary:
     elapsed_s: float = 0.0
     interrupted: bool = False
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved out (drop_bad_lines)
+    accepted: list[str] = field(default_factory=list)  # changed bots played anyway (accept_changed)
 
 
 # -- worker side --------------------------------------------------------------------------------
-
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL this process when ``parent`` dies; exit now if it already has."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
-    if os.getppid() != parent:  # it died while this process was starting: nobody would stop us
-        os._exit(1)
-
 
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
@@ -153,10 +155,11 @@ def _rss_mb() -> float:
 
 def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int) -> None:
     """A worker process: plays the indices it is given until it gets None."""
-    _die_with_parent(parent)
+    from arena.referee.launch import RUN_MARKER, die_with_parent, install_cleanup
+
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
     from arena.referee.host import BotHost
-    from arena.referee.launch import RUN_MARKER, install_cleanup
 
     os.environ[RUN_MARKER] = out_dir  # every bot (and what it forks) carries the folder: see _sweep
     install_cleanup()
@@ -427,9 +430,11 @@ def _exit_text(code: int | None) -> str:
 
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, JournalEntry], None] | None = None, drop_bad_lines: bool = False,
-        on_start: Callable[[int], None] | None = None) -> RunSummary:
+        on_start: Callable[[int], None] | None = None, accept_changed: bool = False) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
-    BadJournal (a sentence per line) if the journal holds lines that cannot be counted.
+    BadJournal (a sentence per line) if the journal holds lines that cannot be counted, BotProblems
+    (a sentence per bot) if a bot changed since the folder's first run (unless ``accept_changed``)
+    or did not start.
 
     ``on_start(index)`` is called when a worker starts a game, ``on_progress(summary, entry)`` when a
     finished game is journaled."""
@@ -452,16 +457,46 @@ def run(t: Tournament, out: Path, resume: bool = False,
             _sweep(out)
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
-            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start)
+            accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
 
+def _check_bots(t: Tournament, out: Path, key: bytes, contents: JournalContents, resume: bool,
+                accept_changed: bool) -> list[str]:
+    """Before the first game, when there is one to play: compare the bots' fingerprints with those the
+    folder recorded (on ``resume``), start every bot once, then record the fingerprints that are new.
+    Returns the sentences of changed bots accepted; BotProblems when a bot changed or did not start."""
+    from arena.tournament import fingerprints, startup
+
+    if len({e.index for e in contents.entries}) >= schedule.total_games(t):
+        return []
+    now = fingerprints.of_tournament(t, out)
+    try:
+        then = fingerprints.recorded(out, key) if resume else {}
+    except fingerprints.FingerprintError as e:
+        raise RunError(str(e)) from None
+    changed = fingerprints.changes(then, now)
+    if changed and not accept_changed:
+        raise BotProblems(f"{len(changed)} bot(s) changed since {out} was first run, so no game was played; to "
+                          "go on with the changed bots, add --accept-changed", [why for _fp, why in changed])
+    failed = startup.check(t, out / "logs" / "startup", hide=(out,))
+    if failed:
+        raise BotProblems(f"{len(failed)} bot(s) did not start (their logs are in {out / 'logs' / 'startup'}), "
+                          "so no game was played", failed)
+    new = [fp for fp in now if fp.bot not in then] + [fp for fp, _why in changed]
+    if new:
+        fingerprints.record(out, key, now if not then else new, fresh=not then)
+    return [why for _fp, why in changed]
+
+
 def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
          dropped: list[str], on_progress: Callable[[RunSummary, JournalEntry], None] | None,
-         on_start: Callable[[int], None] | None) -> RunSummary:
+         on_start: Callable[[int], None] | None, accepted: list[str] | None = None) -> RunSummary:
     done = {e.index for e in contents.entries}
-    summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped)
+    summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped,
+                         accepted=list(accepted or []))
     for e in contents.entries:
         for f in e.failures:
             summary.failures.update(f)

@@ -35,8 +35,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.failures import FAILURE_KINDS, column
 from arena.tournament import ratings, schedule
-from arena.tournament.config import FAILURE_KINDS, RESOLVED_FILE, ConfigFileError, read_resolved
+from arena.tournament.config import RESOLVED_FILE, ConfigFileError, read_resolved
 from arena.tournament.journal import (
     LOCK_FILE,
     JournalContents,
@@ -241,7 +242,7 @@ def _header(st: Standings) -> list[str]:
     cols = ["Rank", "Bot", "Rating", "±95%", "Games", "1st%", "Avg place", "Avg score", "Margin ±CI"]
     if st.ladder_points:
         cols.append("Points")
-    return cols + [k.capitalize() for k in st.failure_kinds]
+    return cols + [column(k) for k in st.failure_kinds]
 
 
 def _cells(st: Standings, r: Row) -> list[str]:
