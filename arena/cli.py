@@ -512,7 +512,8 @@ def validate(file: Annotated[Path, typer.Argument(help="A tournament file (TOML)
     from arena.tournament import schedule
 
     t = _load_tournament(file)
-    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables, "
+    gauntlet = f" (gauntlet: {', '.join(t.challengers)} against the rest)" if t.format == "gauntlet" else ""
+    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables{gauntlet}, "
                f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games")
 
 
