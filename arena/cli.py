@@ -544,6 +544,7 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Standings table with every column and the crosstable (the default fits 100 columns).")] = False,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
     from rich.console import Console
@@ -610,7 +611,7 @@ def run(
         raise typer.Exit(130)
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
-    typer.echo(_render(folder, fmt))
+    typer.echo(_render(folder, fmt, wide=wide))
 
 
 def _done_count(folder: Path) -> int:
@@ -622,7 +623,7 @@ def _done_count(folder: Path) -> int:
         return 0  # the run itself says what is wrong with the folder (or its key file)
 
 
-def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
+def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line."""
     from arena.integrity import KeyFileError
     from arena.tournament import standings
@@ -633,7 +634,7 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
         for why in st.set_aside:
             typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
-        return standings.render_standings(st, fmt)
+        return standings.render_standings(st, fmt, wide)
     except BadJournal as e:
         _bad_journal(e, f"arena standings {folder}")
     except (JournalError, KeyFileError) as e:
@@ -649,13 +650,14 @@ def standings_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
     fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="Move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and count the rest, instead of stopping.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column and the crosstable (the default table fits 100 columns).")] = False,
 ) -> None:
     """Standings and crosstable of a results folder (only journal lines that verify are counted)."""
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(_render(folder, fmt, drop_bad_lines))
+    typer.echo(_render(folder, fmt, drop_bad_lines, wide))
 
 
 def _register_check_bot() -> None:
