@@ -660,6 +660,80 @@ def standings_cmd(
     typer.echo(_render(folder, fmt, drop_bad_lines, wide))
 
 
+@app.command(name="match")
+def match_cmd(
+    bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy), a command line in quotes, or stdio:COMMAND.")],
+    bot_b: Annotated[str, typer.Argument(help="Bot B, the same way; H1 says A is stronger than B.")],
+    variant: Annotated[str, typer.Option("--variant", help="Preset name.")],
+    elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this many logistic Elo stronger than B.")] = 0.0,
+    elo1: Annotated[float, typer.Option("--elo1", help="H1: A is this many logistic Elo stronger than B.")] = 10.0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 1000,
+    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Games at once.")] = 1,
+    no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
+) -> None:
+    """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
+    from dataclasses import replace
+
+    from arena.tournament import match
+    from arena.tournament.config import TOURNAMENT_TIME, output_problem
+    from arena.tournament.journal import BadJournal
+    from arena.tournament.runner import RunError, RunStopped
+    from arena.tournament.sprt import Sprt
+
+    try:
+        test = Sprt(elo0, elo1, alpha, beta)
+    except ValueError as e:
+        fail(f"--elo0/--elo1/--alpha/--beta: {e}")
+    if max_pairs < 1:
+        fail(f"--max-pairs: expected at least 1, got {max_pairs}")
+    if time_ms < 1:
+        fail(f"--time-ms: expected at least 1, got {time_ms}")
+    if not 1 <= concurrency <= 256:
+        fail(f"--concurrency: expected 1 to 256, got {concurrency}")
+    specs = _unique_names([_bot_spec(arg, i, False) for i, arg in enumerate((bot_a, bot_b))])
+    for seat, (arg, spec) in enumerate(zip((bot_a, bot_b), specs)):
+        if spec.remote:
+            fail(f"bot {arg!r}: a match starts its bots itself; remote:NAME is for `arena play`")
+        _check_bot(seat, arg, spec)
+    folder = out or Path("results") / f"match-{specs[0].name}-vs-{specs[1].name}".replace("/", "_")
+    if (problem := output_problem(folder)) is not None:
+        fail(f"--out: {problem}")
+    t, errors = match.tournament(specs[0], specs[1], variant, max_pairs, replace(TOURNAMENT_TIME, decision_ms=time_ms),
+                                 folder.resolve(), sandbox=not no_sandbox, concurrency=concurrency)
+    if t is None:
+        fail("; ".join(f"--{e.key}: {e.message}" if e.key == "variant" else f"{e.key}: {e.message}" if e.key else e.message
+                       for e in errors))
+    _check_sandbox(t.sandbox)
+    typer.echo(match.header_line(t, test))
+    printed: list[int] = []
+
+    def on_pair(r: match.Report) -> None:
+        printed.append(r.pairs)
+        typer.echo(r.progress_line())
+
+    try:
+        final, summary = match.play(t, test, resume=resume, on_pair=on_pair)
+    except BadJournal as e:
+        _bad_journal(e, f"arena match {bot_a} {bot_b} --variant {variant} --out {folder} --resume")
+    except RunStopped as e:
+        fail(f"{e}; once the cause is fixed, continue with the same command and --resume --out {folder}")
+    except RunError as e:
+        fail(str(e))
+    if summary is not None and summary.interrupted and final.verdict is None:
+        typer.echo(final.progress_line())
+        typer.echo(f"interrupted after {final.pairs} pair(s); continue with the same command and --resume --out {folder}",
+                   err=True)
+        raise typer.Exit(130)
+    if printed[-1:] != [final.pairs]:
+        typer.echo(final.progress_line())
+    typer.echo(final.verdict_line(max_pairs))
+
+
 def _register_check_bot() -> None:
     from arena.referee.compliance import check_bot_command
 
