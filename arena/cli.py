@@ -675,6 +675,7 @@ def match_cmd(
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Games at once.")] = 1,
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
+    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify to journal.rejected.jsonl and go on, instead of stopping.")] = False,
 ) -> None:
     """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
     from dataclasses import replace
@@ -717,20 +718,19 @@ def match_cmd(
         typer.echo(r.progress_line())
 
     try:
-        final, summary = match.play(t, test, resume=resume, on_pair=on_pair)
+        final, summary = match.play(t, test, resume=resume, on_pair=on_pair, drop_bad_lines=drop_bad_lines)
     except BadJournal as e:
         _bad_journal(e, f"arena match {bot_a} {bot_b} --variant {variant} --out {folder} --resume")
     except RunStopped as e:
         fail(f"{e}; once the cause is fixed, continue with the same command and --resume --out {folder}")
     except RunError as e:
         fail(str(e))
-    if summary is not None and summary.interrupted and final.verdict is None:
+    if printed[-1:] != [final.pairs]:
         typer.echo(final.progress_line())
+    if summary is not None and summary.interrupted and final.verdict is None:
         typer.echo(f"interrupted after {final.pairs} pair(s); continue with the same command and --resume --out {folder}",
                    err=True)
         raise typer.Exit(130)
-    if printed[-1:] != [final.pairs]:
-        typer.echo(final.progress_line())
     typer.echo(final.verdict_line(max_pairs))
 
 

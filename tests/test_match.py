@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -137,4 +138,37 @@ def test_random_against_greedy_accepts_h0_and_max_pairs_stops_an_open_match(tmp_
     assert open_.returncode == 0, open_.stderr
     assert open_.stdout.splitlines()[-1].startswith("no decision after 2 pair(s) (--max-pairs 2)")
     assert "greedy vs greedy#2" in open_.stdout
+    assert not settle()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "m"
+    args = ["match", "greedy", "random", "--variant", "basic", "--elo1", "200", "--out", str(out)]
+    proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("pairs    1 "):
+                proc.send_signal(signal.SIGINT)
+                break
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted after" in err and "--resume" in err
+    before = len((out / "journal.jsonl").read_text().splitlines())
+    assert 2 <= before < 16
+    again = cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1].startswith("H1 accepted: greedy is stronger than random")
+    lines = [json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()]
+    indices = [e["index"] for e in lines]
+    assert len(indices) == len(set(indices)) > before  # nothing played twice, nothing lost
     assert not settle()

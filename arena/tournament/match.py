@@ -29,7 +29,7 @@ from arena.integrity import folder_key
 from arena.settings import BotSpec, TimeControl
 from arena.tournament import schedule
 from arena.tournament.config import MAX_GAMES, ConfigError, Tournament, validate_text
-from arena.tournament.journal import JournalEntry, check, journal_path, verifies
+from arena.tournament.journal import JournalEntry, check, journal_path, read, verifies
 from arena.tournament.runner import RunSummary, run
 from arena.tournament.sprt import H0, H1, OUTCOME_NAMES, OUTCOMES, Estimate, Sprt, estimate, pair_outcome
 
@@ -176,11 +176,12 @@ class _Tail:
         return out
 
 
-def counted(folder: Path, t: Tournament) -> list[JournalEntry]:
-    """The journal entries of a match folder that count (BadJournal for lines that cannot)."""
+def counted(folder: Path, t: Tournament, skip_bad: bool = False) -> list[JournalEntry]:
+    """The journal entries of a match folder that count: BadJournal for lines that cannot, unless ``skip_bad``."""
     if not journal_path(folder).exists():
         return []
-    return check(folder, None, schedule.total_games(t)).entries
+    total = schedule.total_games(t)
+    return (read(folder, None, total) if skip_bad else check(folder, None, total)).entries
 
 
 def tally(entries: Iterable[JournalEntry], a: str) -> Pairs:
@@ -201,7 +202,7 @@ def play(t: Tournament, test: Sprt, resume: bool = False, on_pair: Callable[[Rep
     a, b = t.bot_names
     folder = t.output_dir.resolve()
     if resume:
-        done = report(tally(counted(folder, t), a), b, test)
+        done = report(tally(counted(folder, t, skip_bad=drop_bad_lines), a), b, test)
         if done.verdict is not None:
             return done, None
     pairs = Pairs(a)
