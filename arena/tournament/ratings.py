@@ -58,7 +58,8 @@ class Rating:
     @property
     def plus_minus(self) -> float | None:
         """Half the width of the 95% interval (the ``±95%`` column); None when there is no interval."""
-        return (self.high - self.low) / 2.0 if self.high > self.low else None
+        width = self.high - self.low
+        return width / 2.0 if width > 1e-6 else None  # refits of identical data differ by rounding only
 
 
 def _tiebreak(game_id: str, bot: str) -> int:
