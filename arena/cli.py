@@ -680,9 +680,10 @@ def match_cmd(
     """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
     from dataclasses import replace
 
+    from arena.integrity import KeyFileError
     from arena.tournament import match
     from arena.tournament.config import TOURNAMENT_TIME, output_problem
-    from arena.tournament.journal import BadJournal
+    from arena.tournament.journal import BadJournal, JournalError
     from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.sprt import Sprt
 
@@ -720,10 +721,10 @@ def match_cmd(
     try:
         final, summary = match.play(t, test, resume=resume, on_pair=on_pair, drop_bad_lines=drop_bad_lines)
     except BadJournal as e:
-        _bad_journal(e, f"arena match {bot_a} {bot_b} --variant {variant} --out {folder} --resume")
+        _bad_journal(e, "the same `arena match` command with --resume")
     except RunStopped as e:
         fail(f"{e}; once the cause is fixed, continue with the same command and --resume --out {folder}")
-    except RunError as e:
+    except (RunError, JournalError, KeyFileError) as e:
         fail(str(e))
     if printed[-1:] != [final.pairs]:
         typer.echo(final.progress_line())
