@@ -626,7 +626,8 @@ def validate(
     t = _load_tournament(file)
     if start:
         _start_check(t)
-    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables, "
+    gauntlet = f" (gauntlet: {', '.join(t.challengers)} against the rest)" if t.format == "gauntlet" else ""
+    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables{gauntlet}, "
                f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games"
                + ("; every bot started and said hello" if start else ""))
 
@@ -691,6 +692,7 @@ def run(
     standings_every: Annotated[int, typer.Option("--standings-every", help="Print the standings after every N games (0: only at the end).")] = 0,
     events: Annotated[Path | None, typer.Option("--events", help="Append a JSON Lines stream of run and game starts, results and failures to FILE, for other tools.")] = None,
     accept_changed: Annotated[bool, typer.Option("--accept-changed", help="With --resume: go on with bots whose program changed since the folder's first run (a warning each; their new fingerprints are recorded), instead of stopping.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Standings table with every column and the crosstable (the default fits 100 columns).")] = False,
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
@@ -758,7 +760,7 @@ def run(
         raise typer.Exit(130)
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
-    typer.echo(_render(folder, fmt))
+    typer.echo(_render(folder, fmt, wide=wide))
 
 
 def _standings_now(folder: Path) -> str:
@@ -780,7 +782,7 @@ def _done_count(folder: Path) -> int:
         return 0  # the run itself says what is wrong with the folder (or its key file)
 
 
-def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
+def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line."""
     from arena.integrity import KeyFileError
     from arena.tournament import standings
@@ -791,7 +793,7 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False) -> str:
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
         for why in st.set_aside:
             typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
-        return standings.render_standings(st, fmt)
+        return standings.render_standings(st, fmt, wide)
     except BadJournal as e:
         _bad_journal(e, f"arena standings {folder}")
     except (JournalError, KeyFileError) as e:
@@ -846,13 +848,89 @@ def standings_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
     fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="Move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and count the rest, instead of stopping.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column and the crosstable (the default table fits 100 columns).")] = False,
 ) -> None:
     """Standings and crosstable of a results folder (only journal lines that verify are counted)."""
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(_render(folder, fmt, drop_bad_lines))
+    typer.echo(_render(folder, fmt, drop_bad_lines, wide))
+
+
+@app.command(name="match")
+def match_cmd(
+    bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy), a command line in quotes, or stdio:COMMAND.")],
+    bot_b: Annotated[str, typer.Argument(help="Bot B, the same way; H1 says A is stronger than B.")],
+    variant: Annotated[str, typer.Option("--variant", help="Preset name.")],
+    elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this many logistic Elo stronger than B.")] = 0.0,
+    elo1: Annotated[float, typer.Option("--elo1", help="H1: A is this many logistic Elo stronger than B.")] = 10.0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 1000,
+    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
+    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Games at once.")] = 1,
+    no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
+    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+) -> None:
+    """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
+    from dataclasses import replace
+
+    from arena.integrity import KeyFileError
+    from arena.tournament import match
+    from arena.tournament.config import TOURNAMENT_TIME, output_problem
+    from arena.tournament.journal import BadJournal, JournalError
+    from arena.tournament.runner import RunError, RunStopped
+    from arena.tournament.sprt import Sprt
+
+    try:
+        test = Sprt(elo0, elo1, alpha, beta)
+    except ValueError as e:
+        fail(f"--elo0/--elo1/--alpha/--beta: {e}")
+    if max_pairs < 1:
+        fail(f"--max-pairs: expected at least 1, got {max_pairs}")
+    if time_ms < 1:
+        fail(f"--time-ms: expected at least 1, got {time_ms}")
+    if not 1 <= concurrency <= 256:
+        fail(f"--concurrency: expected 1 to 256, got {concurrency}")
+    specs = _unique_names([_bot_spec(arg, i, False) for i, arg in enumerate((bot_a, bot_b))])
+    for seat, (arg, spec) in enumerate(zip((bot_a, bot_b), specs)):
+        if spec.remote:
+            fail(f"bot {arg!r}: a match starts its bots itself; remote:NAME is for `arena play`")
+        _check_bot(seat, arg, spec)
+    folder = out or Path("results") / f"match-{specs[0].name}-vs-{specs[1].name}".replace("/", "_")
+    if (problem := output_problem(folder)) is not None:
+        fail(f"--out: {problem}")
+    t, errors = match.tournament(specs[0], specs[1], variant, max_pairs, replace(TOURNAMENT_TIME, decision_ms=time_ms),
+                                 folder.resolve(), sandbox=not no_sandbox, concurrency=concurrency)
+    if t is None:
+        fail("; ".join(f"--{e.key}: {e.message}" if e.key == "variant" else f"{e.key}: {e.message}" if e.key else e.message
+                       for e in errors))
+    _check_sandbox(t.sandbox)
+    typer.echo(match.header_line(t, test))
+    printed: list[int] = []
+
+    def on_pair(r: match.Report) -> None:
+        printed.append(r.pairs)
+        typer.echo(r.progress_line())
+
+    try:
+        final, summary = match.play(t, test, resume=resume, on_pair=on_pair, drop_bad_lines=drop_bad_lines)
+    except BadJournal as e:
+        _bad_journal(e, "the same `arena match` command with --resume")
+    except RunStopped as e:
+        fail(f"{e}; once the cause is fixed, continue with the same command and --resume --out {folder}")
+    except (RunError, JournalError, KeyFileError) as e:
+        fail(str(e))
+    if printed[-1:] != [final.pairs]:
+        typer.echo(final.progress_line())
+    if summary is not None and summary.interrupted and final.verdict is None:
+        typer.echo(f"interrupted after {final.pairs} pair(s); continue with the same command and --resume --out {folder}",
+                   err=True)
+        raise typer.Exit(130)
+    typer.echo(final.verdict_line(max_pairs))
 
 
 @app.command(name="check-bot")

@@ -160,7 +160,9 @@ def test_standings_compute(tmp_path: Path) -> None:
     # crosstable is antisymmetric
     a, b = st.rows[0].bot, st.rows[1].bot
     ab, ba = st.crosstable[a][b], st.crosstable[b][a]
-    assert ab is not None and ba is not None and abs(ab.mean + ba.mean) < 1e-9 and ab.games == ba.games
+    assert ab is not None and ba is not None and ab.mean is not None and ba.mean is not None
+    assert abs(ab.mean + ba.mean) < 1e-9 and ab.games == ba.games
+    assert (ab.wins, ab.losses, ab.draws) == (ba.losses, ba.wins, ba.draws)
     assert ab.ci is not None and ab.ci >= 0
     assert st.crosstable[a][a] is None
 
@@ -168,7 +170,9 @@ def test_standings_compute(tmp_path: Path) -> None:
 def test_standings_render_formats(tmp_path: Path) -> None:
     folder = results_folder(tmp_path)
     table = standings.render(folder, "table")
-    assert "Rating" in table and "Crosstable" in table and "Points" not in table
+    assert "Rating" in table and "Pairs" in table and "Crosstable" not in table and "Points" not in table
+    wide = standings.render(folder, "table", wide=True)
+    assert "Crosstable" in wide and "Avg score" in wide and "Timeout" in wide
     md = standings.render(folder, "md")
     assert md.count("| Rank |") == 1 and "|---|" in md
     rows = list(csv.reader(io.StringIO(standings.render(folder, "csv"))))

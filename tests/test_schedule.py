@@ -1,4 +1,4 @@
-"""The round-robin schedule: balance properties, duplicate deal seeds, lazy index arithmetic."""
+"""The schedule (round robin and gauntlet): balance properties, duplicate deal seeds, lazy index arithmetic."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from arena.tournament.config import validate_text
 from arena.tournament.schedule import (
     balanced_subset,
+    full_table_count,
     game_at,
     iter_games,
     seatings,
@@ -32,6 +33,8 @@ class T:
     max_tables: int | None = None
     seed: int = 1
     twin_suits: str = "same"
+    format: str = "round_robin"
+    challengers: tuple[str, ...] = ()
 
 
 KEY = bytes(range(32))  # a fixed secret key: deal seeds and game ids depend on it
@@ -161,3 +164,82 @@ def test_schedule_from_a_real_tournament() -> None:
     assert errors == [] and t is not None
     games = list(iter_games(t, KEY))
     assert [g.seats for g in games] == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+
+
+# -- gauntlet ---------------------------------------------------------------------------------------
+
+def gauntlet(n: int, k: int, challengers: tuple[int, ...], **kw) -> T:
+    names = bots(n)
+    return T(names, k, format="gauntlet", challengers=tuple(names[i] for i in challengers), **kw)
+
+
+@pytest.mark.parametrize("n,k,chal,design", [(5, 2, (0,), "all"), (6, 3, (1, 4), "all"), (7, 4, (0, 3, 6), "williams"),
+                                             (6, 5, (2,), "rotate")])
+def test_gauntlet_tables_hold_exactly_one_challenger_and_every_pool_combination(n, k, chal, design) -> None:
+    t = gauntlet(n, k, chal, seating=design, deal_sets=3)
+    names, pool = t.bot_names, [b for b in bots(n) if b not in t.challengers]
+    per = math.comb(len(pool), k - 1)
+    assert table_count(t) == full_table_count(t) == len(chal) * per
+    games = list(iter_games(t, KEY))
+    assert len(games) == total_games(t) == len(chal) * per * 3 * len(seatings(k, design))
+    tables = {g.table: g.bots for g in games}
+    for bots_ in tables.values():
+        assert sum(b in t.challengers for b in bots_) == 1  # every table holds a challenger, never two
+        assert list(bots_) == sorted(bots_, key=names.index)  # file order
+    # each challenger meets every (k-1)-combination of the pool exactly once
+    for c in t.challengers:
+        faced = sorted(tuple(b for b in bots_ if b != c) for bots_ in tables.values() if c in bots_)
+        assert faced == sorted(itertools.combinations(pool, k - 1))
+    # challengers take turns, so a run cut short has played them alike
+    assert [next(b for b in tables[i] if b in t.challengers) for i in range(len(chal))] == list(t.challengers)
+    # duplicate play as in the round robin: one deal seed per (table, set), every seating once
+    by_set: dict[tuple[int, int], list] = {}
+    for g in games:
+        by_set.setdefault((g.table, g.set), []).append(g)
+    for group in by_set.values():
+        assert len({g.deal_seed for g in group}) == 1
+        assert sorted(g.seating for g in group) == list(range(len(seatings(k, design))))
+
+
+def test_gauntlet_games_by_index_are_deterministic_and_resumable() -> None:
+    t = gauntlet(6, 3, (0, 5), deal_sets=2)
+    games = list(iter_games(t, KEY))
+    assert [game_at(t, i, KEY) for i in range(len(games))] == games
+    assert list(iter_games(gauntlet(6, 3, (0, 5), deal_sets=2), KEY)) == games
+    # a resumed run asks for the games it lacks by index: any subset in any order gives the same games
+    todo = list(range(len(games)))[::-3]
+    assert [game_at(t, i, KEY) for i in todo] == [games[i] for i in todo]
+    with pytest.raises(IndexError):
+        game_at(t, len(games), KEY)
+    # the order challengers are named in does not matter: tables follow the file's order of bots
+    assert list(iter_games(T(t.bot_names, 3, format="gauntlet", challengers=t.challengers[::-1]), KEY)) == games
+
+
+def test_gauntlet_with_max_tables_shares_a_balanced_field() -> None:
+    t = gauntlet(10, 4, (0, 1), max_tables=25, seed=3)  # 2 x C(8, 3) = 112 tables in full
+    assert full_table_count(t) == 112 and table_count(t) == 25 and total_games(t) == 25 * 2 * 24
+    tables = [game_at(t, i * 48, KEY).bots for i in range(25)]
+    assert len(set(tables)) == 25
+    assert all(sum(b in t.challengers for b in tb) == 1 for tb in tables)
+    fields = {c: [tuple(b for b in tb if b != c) for tb in tables if c in tb] for c in t.challengers}
+    assert len(fields[t.challengers[0]]) == 13 and len(fields[t.challengers[1]]) == 12
+    assert fields[t.challengers[1]] == fields[t.challengers[0]][:12]  # the same opponents, in the same order
+    use = Counter(b for f in fields[t.challengers[0]] for b in f)
+    assert set(use) == set(bots(10)[2:]) and max(use.values()) - min(use.values()) <= 1
+    assert [game_at(t, i * 48, KEY).bots for i in range(25)] == tables
+    # a cap at or above the full gauntlet is the full gauntlet
+    assert table_count(gauntlet(10, 4, (0, 1), max_tables=500)) == 112
+
+
+def test_a_source_without_a_format_is_a_round_robin() -> None:
+    @dataclass(frozen=True)
+    class Old:
+        bot_names: tuple[str, ...]
+        seats: int
+        deal_sets: int = 1
+        seating: str = "all"
+        max_tables: int | None = None
+        seed: int = 1
+        twin_suits: str = "same"
+
+    assert list(iter_games(Old(bots(4), 2), KEY)) == list(iter_games(T(bots(4), 2, deal_sets=1), KEY))

@@ -286,3 +286,53 @@ name = "b"
 def test_unreadable_file(tmp_path: Path) -> None:
     t, errors = validate_file(tmp_path / "missing.toml")
     assert t is None and len(errors) == 1 and "cannot read" in errors[0].message
+
+
+# -- format: round robin or gauntlet ---------------------------------------------------------------
+
+GAUNTLET = GOOD.replace("seats = 3", 'seats = 2\nformat = "gauntlet"\nchallengers = ["c"]')
+
+
+def test_gauntlet_file_and_its_resolved_copy(tmp_path: Path) -> None:
+    t, errors = validate_file(write(tmp_path, GAUNTLET))
+    assert errors == [] and t is not None
+    assert (t.format, t.challengers) == ("gauntlet", ("c",))
+    data = t.to_toml_data()
+    assert data["format"] == "gauntlet" and data["challengers"] == ["c"]
+    out = tmp_path / "results"
+    write_resolved(t, out)
+    assert read_resolved(out) == t  # a resumed run plays the same gauntlet
+    # challengers are kept in file order, however the list names them
+    text = GAUNTLET.replace('["c"]', '["c", "a"]')
+    two, errors = validate_file(write(tmp_path, text))
+    assert errors == [] and two is not None and two.challengers == ("a", "c")
+
+
+def test_round_robin_is_the_default_and_is_written_out(tmp_path: Path) -> None:
+    t, errors = validate_file(write(tmp_path, GOOD))
+    assert errors == [] and t is not None
+    assert (t.format, t.challengers) == ("round_robin", ())
+    data = t.to_toml_data()
+    assert data["format"] == "round_robin" and "challengers" not in data
+
+
+@pytest.mark.parametrize("change,key,words", [
+    ('format = "gauntlet"', "format", "a gauntlet needs challengers"),
+    ('format = "gantlet"\nchallengers = ["c"]', "format", "did you mean 'gauntlet'?"),
+    ('format = "gauntlet"\nchallengers = []', "challengers", "expected a non-empty array of bot names"),
+    ('format = "gauntlet"\nchallengers = "c"', "challengers", "expected a non-empty array of bot names, got 'c'"),
+    ('format = "gauntlet"\nchallengers = ["cc"]', "challengers[0]", "did you mean 'c'?"),
+    ('format = "gauntlet"\nchallengers = ["c", "c"]', "challengers[1]", "'c' is named twice"),
+    ('format = "gauntlet"\nchallengers = ["a", "b"]', "challengers", "needs 2 bot(s) that are not challengers"),
+    ('challengers = ["c"]', "challengers", 'only a gauntlet has challengers'),
+])
+def test_gauntlet_problems_are_one_sentence_each(tmp_path: Path, change: str, key: str, words: str) -> None:
+    text = GOOD.replace("seats = 3", "seats = 3\n" + change)
+    e = one_error(tmp_path, text)
+    assert e.key == key and words in e.message, str(e)
+    assert e.line == line_of(text, key.split("[")[0] + " =")
+
+
+def test_starter_file_mentions_the_formats() -> None:
+    text = starter_toml()
+    assert 'format = "round_robin"' in text and "gauntlet" in text and "challengers" in text

@@ -11,6 +11,8 @@ optional)::
     name = "club-night"            # results go to results/<name> by default
     variant = "basic"              # basic international parlett czech german wrotham
     seats = 4                      # table size k, within the variant's players range
+    format = "round_robin"         # round_robin | gauntlet (then challengers = ["name", ...]: each table
+                                   # holds exactly one challenger, the other seats from the rest)
     deal_sets = 2                  # R deal-sets per table
     seating = "all"                # all | williams | rotate (default all for k<=4)
     twin_suits = "same"            # same | permute: each seating of a set dealt with its suits relabelled
@@ -71,6 +73,7 @@ from arena.settings import (
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
+FORMATS: tuple[str, ...] = ("round_robin", "gauntlet")
 TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
 _TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
@@ -107,6 +110,8 @@ class Tournament:
     max_games: int = MAX_GAMES
     sandbox: bool = True
     twin_suits: str = "same"
+    format: str = "round_robin"
+    challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -128,6 +133,11 @@ class Tournament:
             "name": self.name,
             "variant": self.variant,
             "seats": self.seats,
+            "format": self.format,
+        }
+        if self.format == "gauntlet":
+            out["challengers"] = list(self.challengers)
+        out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,
             "twin_suits": self.twin_suits,
@@ -295,6 +305,7 @@ def starter_toml() -> str:
         "name": "my-tournament",
         "variant": "basic",
         "seats": 2,
+        "format": "round_robin",
         "deal_sets": 2,
         "seating": "all",
         "concurrency": 1,
@@ -311,6 +322,8 @@ def starter_toml() -> str:
 # variant      basic | international | parlett | czech | german | wrotham  (`arena variants` lists them)
 # [rules]      overrides of the variant's options, by option name
 # seats        players per table; every combination of `seats` bots plays
+# format       round_robin (every combination) | gauntlet: with challengers = ["mine", ...], every table holds
+#              exactly one challenger and seats-1 of the other bots, so each challenger meets the same field
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
@@ -414,7 +427,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits")
+             "sandbox", "twin_suits", "format", "challengers")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -528,6 +541,7 @@ class _Checker:
                                      f"({lo} to {hi} players), got {seats}")
             elif bots is not None and seats > len(bots):
                 self.err(("seats",), f"expected at most as many seats as bots ({len(bots)}), got {seats}")
+        fmt, challengers = self.format(data, bots, seats)
         deal_sets = self.integer(data, "deal_sets", (), default=2, minimum=1)
         seating = self.string(data, "seating", (), default="all" if (seats or 0) <= 4 else "williams",
                               choices=SEATINGS)
@@ -555,7 +569,7 @@ class _Checker:
             name=name, variant=data["variant"], rules=rules, bots=bots, seats=seats, deal_sets=deal_sets,
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
-            max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits,
+            max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -571,6 +585,44 @@ class _Checker:
         self.err(("deal_sets",) if deal_sets_given else ("bots",),
                  f"{total:,} games ({tables:,} tables x {t.deal_sets:,} deal-sets x {seatings} seatings) is more "
                  f"than max_games = {t.max_games:,}; lower deal_sets or max_tables, or raise max_games")
+
+    def format(self, data: dict[str, Any], bots: tuple[BotSpec, ...] | None,
+               seats: int | None) -> tuple[Any, tuple[str, ...]]:
+        """``format`` and, for a gauntlet, ``challengers``: bots of the file, leaving enough others to fill a table."""
+        fmt = self.string(data, "format", (), default="round_robin", choices=FORMATS)
+        raw = data.get("challengers", _MISSING)
+        if fmt != "gauntlet":
+            if raw is not _MISSING and fmt is not None:
+                self.err(("challengers",), 'only a gauntlet has challengers; add format = "gauntlet" or remove it')
+            return fmt, ()
+        if raw is _MISSING:
+            self.err(("format",), 'a gauntlet needs challengers = ["name", ...]: the bots every table holds one of')
+            return None, ()
+        if not isinstance(raw, list) or not raw or not all(isinstance(c, str) for c in raw):
+            self.err(("challengers",), f"expected a non-empty array of bot names, got {_describe(raw)}")
+            return None, ()
+        if bots is None:
+            return fmt, tuple(raw)
+        names = [b.name for b in bots]
+        ok = True
+        for i, c in enumerate(raw):
+            if c not in names:
+                close = difflib.get_close_matches(c, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; the bots are: {', '.join(names)}"
+                self.err(("challengers", i), f"expected the name of a [[bots]] entry, got {c!r}{hint}")
+                ok = False
+            elif c in raw[:i]:
+                self.err(("challengers", i), f"{c!r} is named twice")
+                ok = False
+        if not ok:
+            return None, ()
+        pool = len(names) - len(set(raw))
+        if seats is not None and pool < seats - 1:
+            self.err(("challengers",), f"a {seats}-seat table needs {seats - 1} bot(s) that are not challengers "
+                                       f"beside its challenger; only {pool} of the {len(names)} bots are not")
+            return None, ()
+        # file order, whatever the order of the list: a table's bots are always in file order
+        return fmt, tuple(n for n in names if n in raw)
 
     def twin_suits(self, data: dict[str, Any], rules: RuleSet | None) -> Any:
         """``twin_suits``; "permute" only under rules that treat the four suits alike (``suit_asymmetry``)."""

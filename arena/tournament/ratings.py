@@ -19,7 +19,9 @@ section 5), and ladder points.
   in a head-to-head (Plackett-Luce pairwise).
 - 95% interval: seeded bootstrap over duplicate deal-sets (games grouped by
   (table, set), i.e. by deal seed, resampled with replacement), 2.5 and 97.5
-  percentiles of the refitted rating.
+  percentiles of the refitted rating.  Fewer than 2 deal-sets give no
+  interval at all (``plus_minus`` is None), as does a bootstrap without spread:
+  an interval of width 0 would claim a certainty the data do not have.
 - Ladder points per game: 56 for a win (placing 1, ties included), 34 for any
   other game played, 0 for a game the bot forfeited.
 """
@@ -54,9 +56,10 @@ class Rating:
     games: int
 
     @property
-    def plus_minus(self) -> float:
-        """Half the width of the 95% interval (the ``±95%`` column)."""
-        return (self.high - self.low) / 2.0
+    def plus_minus(self) -> float | None:
+        """Half the width of the 95% interval (the ``±95%`` column); None when there is no interval."""
+        width = self.high - self.low
+        return width / 2.0 if width > 1e-6 else None  # refits of identical data differ by rounding only
 
 
 def _tiebreak(game_id: str, bot: str) -> int:
@@ -178,7 +181,8 @@ def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alp
     out: dict[str, Rating] = {}
     for i, b in enumerate(names):
         col = samples[:, i][~np.isnan(samples[:, i])]
-        lo, hi = (np.percentile(col, [2.5, 97.5]).tolist() if col.size else (point[i], point[i]))
+        informative = col.size and data.groups >= 2  # one deal-set resampled is the same deal-set
+        lo, hi = (np.percentile(col, [2.5, 97.5]).tolist() if informative else (point[i], point[i]))
         out[b] = Rating(b, float(point[i]), float(min(lo, point[i])), float(max(hi, point[i])), int(games[i]))
     return out
 

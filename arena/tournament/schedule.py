@@ -1,9 +1,16 @@
 """The tournament schedule: which bots play which game, in which seats, with which deal.
 
-Owns the round robin over k-seat tables with duplicate play
-(docs/ARCHITECTURE.md section 5).  Tables are the k-combinations of the N bots
-in lexicographic order (or, with ``max_tables`` below C(N, k), a seeded
-balanced subset); each table plays ``deal_sets`` sets; each set is replayed under every seating of the design
+Owns the tables of both formats and duplicate play (docs/ARCHITECTURE.md
+section 5).  Round robin: tables are the k-combinations of the N bots in
+lexicographic order (or, with ``max_tables`` below C(N, k), a seeded balanced
+subset).  Gauntlet: with C challengers and the M other bots (the pool), every
+table holds exactly ONE challenger and k-1 pool bots, so challengers never
+meet and each faces the same field: table t is challenger ``t % C`` with the
+``t // C``-th (k-1)-combination of the pool, C * C(M, k-1) tables; with
+``max_tables`` below that, the pool combinations are a seeded balanced subset
+shared by every challenger (challenger i gets the first ones, in turn).  A
+table's bots are always in file order.  Each table plays ``deal_sets`` sets;
+each set is replayed under every seating of the design
 (``all`` permutations, ``williams`` balanced Latin square, ``rotate``) with the
 SAME deal seed.  The unit of work is one game with a global index::
 
@@ -57,6 +64,21 @@ class ScheduleSource(Protocol):
     def seed(self) -> int: ...
     @property
     def twin_suits(self) -> str: ...
+
+
+ROUND_ROBIN, GAUNTLET = "round_robin", "gauntlet"
+
+
+def _gauntlet(t: ScheduleSource) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(challenger positions, pool positions) in the bot list for a gauntlet; None for a round robin.
+
+    A source without ``format`` (one that predates gauntlets) is a round robin.
+    """
+    if getattr(t, "format", ROUND_ROBIN) != GAUNTLET:
+        return None
+    chosen = set(getattr(t, "challengers", ()))
+    names = t.bot_names
+    return (tuple(i for i, b in enumerate(names) if b in chosen), tuple(i for i, b in enumerate(names) if b not in chosen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,17 +189,39 @@ def balanced_subset(n: int, k: int, m: int, seed: int) -> tuple[tuple[int, ...],
     return tuple(chosen)
 
 
+def full_table_count(t: ScheduleSource) -> int:
+    """Tables of the whole format, before ``max_tables``."""
+    g = _gauntlet(t)
+    if g is None:
+        return math.comb(len(t.bot_names), t.seats)
+    challengers, pool = g
+    return len(challengers) * math.comb(len(pool), t.seats - 1)
+
+
 def table_count(t: ScheduleSource) -> int:
-    full = math.comb(len(t.bot_names), t.seats)
+    full = full_table_count(t)
     return full if t.max_tables is None else min(full, t.max_tables)
 
 
 def table_at(t: ScheduleSource, table: int) -> tuple[str, ...]:
-    """The bot names of table ``table``."""
+    """The bot names of table ``table`` (file order)."""
     n, k = len(t.bot_names), t.seats
     if not 0 <= table < table_count(t):
         raise IndexError(table)
-    if t.max_tables is not None and t.max_tables < math.comb(n, k):
+    capped = t.max_tables is not None and t.max_tables < full_table_count(t)
+    g = _gauntlet(t)
+    if g is not None:
+        challengers, pool = g
+        nth = table // len(challengers)
+        if capped:
+            assert t.max_tables is not None
+            shared = -(-t.max_tables // len(challengers))  # the most any challenger gets
+            others = balanced_subset(len(pool), k - 1, shared, t.seed)[nth]
+        else:
+            others = unrank_combination(len(pool), k - 1, nth)
+        combo = tuple(sorted((challengers[table % len(challengers)],) + tuple(pool[i] for i in others)))
+    elif capped:
+        assert t.max_tables is not None
         combo = balanced_subset(n, k, t.max_tables, t.seed)[table]
     else:
         combo = unrank_combination(n, k, table)
@@ -186,6 +230,10 @@ def table_at(t: ScheduleSource, table: int) -> tuple[str, ...]:
 
 def _tables(t: ScheduleSource) -> Iterator[tuple[str, ...]]:
     n, k = len(t.bot_names), t.seats
+    if _gauntlet(t) is not None:
+        for table in range(table_count(t)):
+            yield table_at(t, table)
+        return
     if t.max_tables is not None and t.max_tables < math.comb(n, k):
         combos: Iterator[tuple[int, ...]] = iter(balanced_subset(n, k, t.max_tables, t.seed))
     else:

@@ -1,19 +1,34 @@
-"""Standings of a results folder: the per-bot table and the pairwise crosstable.
+"""Standings of a results folder: the per-bot table, the pairs and the crosstable.
 
 Owns what ``arena standings DIR`` shows (docs/ARCHITECTURE.md section 5).
 ``compute(folder)`` reads the journal (and the resolved ``tournament.toml`` when present, for the bot
 order, ladder points and whether lower scores are better) and returns a
-``Standings`` value; ``render(folder, fmt)`` formats it as ``table`` (rich),
+``Standings`` value; ``render(folder, fmt, wide)`` formats it as ``table`` (rich),
 ``md``, ``csv`` (the per-bot table only) or ``json`` (everything).
 
 Columns: Rank, Bot, Rating, ±95%, Games, 1st%, Avg place, Avg score (final
 total), Margin ±CI (own total minus the mean of the table opponents' totals,
 sign flipped under penalty scoring so positive is always better), Points (only
-with ``ladder_points``), then one column per failure kind that occurred.
-Crosstable cell (row, column): mean score margin of row over column in the
-games where both sat at the same table.  Margin intervals are 95% normal
-intervals with standard errors clustered by deal-set (games of one duplicate
-set are not independent).
+with ``ladder_points``), then one column per failure kind that occurred.  The
+default ``table`` fits 100 columns: it leaves out Avg score, sums the failure
+kinds into one Fails column and lists the pairs one a line; ``wide`` shows
+every column and the crosstable.
+
+Pair (row, column): W-L-D counts the games where both sat at the same table by
+placing (row placed higher, lower, or the same; heads-up that is who came
+first), LOS is the likelihood that row is the stronger from W and L
+(``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``), and the margin is the mean
+score margin of row over column.  Margin intervals are 95% normal intervals
+with standard errors clustered by deal-set (games of one duplicate set are not
+independent).
+
+Nothing is shown as more certain than it is: an interval over fewer than 2
+deal-sets, or over values without spread, is not shown ("-"); games a bot
+forfeited are left out of its score margins (a forfeit freezes its score, so
+its margin would say when it failed, not how it played; a pair where one side
+forfeited every game shows "-", and its W-L-D says who won); and adjacent bots
+whose 95% rating intervals overlap get a note that they are within noise of
+each other.
 
 Only journal lines that verify under the folder's secret key, with an index in
 the schedule and the first result of their game, are counted; any other line
@@ -26,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import tomllib
@@ -56,8 +72,21 @@ Z95 = 1.959963984540054
 @dataclass(frozen=True)
 class Margin:
     mean: float
-    ci: float | None     # half width of the 95% interval; None with fewer than 2 deal-sets
+    ci: float | None     # half width of the 95% interval; None with fewer than 2 deal-sets or no spread
     games: int
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Row bot against column bot over the games they sat at the same table."""
+
+    mean: float | None   # mean score margin of row over column; None when every game had a forfeit in it
+    ci: float | None     # as Margin.ci
+    games: int           # games the margin is over (games without a forfeit of either)
+    wins: int            # games row placed higher than column
+    losses: int
+    draws: int           # same placing
+    los: float | None    # likelihood of superiority of row from wins and losses; None without either
 
 
 @dataclass(frozen=True)
@@ -65,14 +94,16 @@ class Row:
     rank: int
     bot: str
     rating: float
-    ci: float            # ± half width of the 95% bootstrap interval
+    ci: float | None     # ± half width of the 95% bootstrap interval; None when there is no interval
     games: int
     first_pct: float
     avg_place: float
     avg_score: float
-    margin: Margin
+    margin: Margin | None  # None when no game of the bot counts (no games, or all forfeited)
     points: int | None
     failures: dict[str, int]
+    rating_low: float = 0.0   # the 95% interval itself (equal to the rating when there is none)
+    rating_high: float = 0.0
 
 
 @dataclass
@@ -82,12 +113,34 @@ class Standings:
     ladder_points: bool
     failure_kinds: list[str]
     rows: list[Row]
-    crosstable: dict[str, dict[str, Margin | None]]
+    crosstable: dict[str, dict[str, Pair | None]]
     problems: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved to journal.rejected.jsonl
+    within_noise: list[list[str]] = field(default_factory=list)  # runs of adjacent bots whose intervals overlap
+    deal_sets: int = 0        # duplicate deal-sets the games came from
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader must know to read the tables right: noise, missing intervals, the journal."""
+        out = []
+        if self.games and self.deal_sets < 2:
+            out.append(f"only {self.deal_sets} deal-set was played: there are no intervals, so no difference "
+                       "here is shown to be more than luck")
+        for run in self.within_noise:
+            names = " and ".join(run) if len(run) == 2 else ", ".join(run[:-1]) + " and " + run[-1]
+            what = "each other" if len(run) == 2 else "the next in this order"
+            out.append(f"{names} are within noise of {what}: their 95% rating intervals overlap")
+        return out + self.problems
+
+
+def los(wins: int, losses: int) -> float | None:
+    """Likelihood of superiority from decisive results (draws carry no information); None without any."""
+    if wins + losses == 0:
+        return None
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
 
 
 class _Clustered:
@@ -111,6 +164,8 @@ class _Clustered:
             return Margin(mean, None, n)
         # residual sum per cluster: sum_i (x_i - mean) = S_g - n_g * mean
         ss = sum((self.sums[c] - self.counts[c] * mean) ** 2 for c in self.sums)
+        if ss <= 1e-12 * max(1.0, mean * mean) * n:  # no spread between deal-sets: no interval to speak of
+            return Margin(mean, None, n)
         se = math.sqrt(ss * g / (g - 1)) / n
         return Margin(mean, Z95 * se, n)
 
@@ -192,9 +247,11 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
     fails: dict[str, dict[str, int]] = {b: {} for b in names}
     margin = {b: _Clustered() for b in names}
     pair = {a: {b: _Clustered() for b in names if b != a} for a in names}
+    wld = {a: {b: [0, 0, 0] for b in names if b != a} for a in names}
     for e in entries:
         k = len(e.seats)
         cluster = (e.table, e.set)
+        placed = len(e.placings) == k
         for s, bot in enumerate(e.seats):
             games[bot] += 1
             if s < len(e.placings):
@@ -203,14 +260,22 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
             if s < len(e.failures):
                 for kind, n in e.failures[s].items():
                     fails[bot][kind] = fails[bot].get(kind, 0) + n
+            if placed:
+                for o, other in enumerate(e.seats):
+                    if o != s:
+                        mine, theirs = e.placings[s], e.placings[o]
+                        wld[bot][other][0 if mine < theirs else 1 if mine > theirs else 2] += 1
             if len(e.totals) != k or k < 2:
                 continue
             score_sum[bot] += e.totals[s]
-            others = (sum(e.totals) - e.totals[s]) / (k - 1)
-            margin[bot].add(cluster, sign * (e.totals[s] - others))
-            for o, other in enumerate(e.seats):
-                if o != s:
-                    pair[bot][other].add(cluster, sign * (e.totals[s] - e.totals[o]))
+            if s in e.forfeited:
+                continue  # a forfeit freezes the score: it says when the bot failed, not how it played
+            rivals = [o for o in range(k) if o != s and o not in e.forfeited]
+            if rivals:
+                others = sum(e.totals[o] for o in rivals) / len(rivals)
+                margin[bot].add(cluster, sign * (e.totals[s] - others))
+            for o in rivals:
+                pair[bot][e.seats[o]].add(cluster, sign * (e.totals[s] - e.totals[o]))
     kinds_seen = {kind for f in fails.values() for kind, n in f.items() if n}
     kinds = [k for k in FAILURE_KINDS if k in kinds_seen] + sorted(kinds_seen - set(FAILURE_KINDS))
     order = sorted(names, key=lambda b: (-rated[b].rating, b))
@@ -222,41 +287,109 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
             first_pct=100.0 * firsts[b] / g if g else 0.0,
             avg_place=place_sum[b] / g if g else 0.0,
             avg_score=score_sum[b] / g if g else 0.0,
-            margin=margin[b].result() or Margin(0.0, None, 0),
+            margin=margin[b].result(),
             points=points.get(b, 0) if ladder else None,
             failures={k: fails[b].get(k, 0) for k in kinds},
+            rating_low=rated[b].low, rating_high=rated[b].high,
         ))
-    cross = {a: {b: (pair[a][b].result() if b != a else None) for b in order} for a in order}
-    return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems))
+    cross = {a: {b: (_pair(pair[a][b], wld[a][b]) if b != a else None) for b in order} for a in order}
+    deal_sets = len({(e.table, e.set) for e in entries})
+    return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems),
+                     within_noise=_noise_runs(rows) if deal_sets >= 2 else [], deal_sets=deal_sets)
+
+
+def _pair(margin: _Clustered, wld: list[int]) -> Pair | None:
+    wins, losses, draws = wld
+    m = margin.result()
+    if m is None and wins + losses + draws == 0:
+        return None  # never at the same table
+    return Pair(m.mean if m else None, m.ci if m else None, m.games if m else 0, wins, losses, draws,
+                los(wins, losses))
+
+
+def _noise_runs(rows: list[Row]) -> list[list[str]]:
+    """Maximal runs of adjacent bots (in rank order) whose 95% rating intervals overlap."""
+    runs: list[list[str]] = []
+    current = [rows[0].bot] if rows else []
+    for upper, lower in itertools.pairwise(rows):
+        if lower.games and upper.games and lower.rating_high >= upper.rating_low:
+            current.append(lower.bot)
+            continue
+        if len(current) > 1:
+            runs.append(current)
+        current = [lower.bot]
+    if len(current) > 1:
+        runs.append(current)
+    return runs
 
 
 # -- rendering --------------------------------------------------------------------
 
-def _pm(m: Margin | None) -> str:
-    if m is None:
-        return ""
-    return f"{m.mean:+.1f}" + (f" ±{m.ci:.1f}" if m.ci is not None else "")
+WIDTH = 100  # the default table fits a terminal this wide; ``wide`` shows everything, however wide
 
 
-def _header(st: Standings) -> list[str]:
-    cols = ["Rank", "Bot", "Rating", "±95%", "Games", "1st%", "Avg place", "Avg score", "Margin ±CI"]
+def _num(x: float | None, spec: str, none: str = "-") -> str:
+    return none if x is None else format(x, spec)
+
+
+def _pm(m: Margin | Pair | None) -> str:
+    if m is None or m.mean is None:
+        return "-"
+    return f"{m.mean:+.1f} ±" + _num(m.ci, ".1f")
+
+
+def _wld(p: Pair | None) -> str:
+    return "-" if p is None else f"{p.wins}-{p.losses}-{p.draws}"
+
+
+def _los(p: Pair | None) -> str:
+    return "-" if p is None or p.los is None else f"{100 * p.los:.1f}%"
+
+
+def _header(st: Standings, wide: bool) -> list[str]:
+    cols = ["Rank", "Bot", "Rating", "±95%", "Games", "1st%", "Avg place" if wide else "Place"]
+    cols += ["Avg score", "Margin ±CI"] if wide else ["Margin ±CI"]
     if st.ladder_points:
         cols.append("Points")
+    if not wide:
+        return cols + (["Fails"] if st.failure_kinds else [])
     return cols + [column(k) for k in st.failure_kinds]
 
 
-def _cells(st: Standings, r: Row) -> list[str]:
-    cells = [str(r.rank), r.bot, f"{r.rating:.0f}", f"±{r.ci:.0f}", str(r.games), f"{r.first_pct:.1f}",
-             f"{r.avg_place:.2f}", f"{r.avg_score:.1f}", _pm(r.margin)]
+def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
+    cells = [str(r.rank), r.bot, f"{r.rating:.0f}", "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
+             f"{r.avg_place:.2f}"]
+    cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
     if st.ladder_points:
         cells.append(str(r.points))
+    if not wide:
+        return cells + ([str(sum(r.failures.values()))] if st.failure_kinds else [])
     return cells + [str(r.failures.get(k, 0)) for k in st.failure_kinds]
 
 
-def _cross_rows(st: Standings) -> tuple[list[str], list[list[str]]]:
+PAIRS_HEAD = ["Bot", "vs", "Games", "W-L-D", "LOS", "Margin ±CI"]
+
+
+def _pairs(st: Standings) -> list[list[str]]:
+    """One line per pair that met, the higher-ranked bot first."""
+    bots = [r.bot for r in st.rows]
+    out = []
+    for i, a in enumerate(bots):
+        for b in bots[i + 1:]:
+            p = st.crosstable[a][b]
+            if p is not None:
+                out.append([a, b, str(p.wins + p.losses + p.draws), _wld(p), _los(p), _pm(p)])
+    return out
+
+
+def _cross_rows(st: Standings, sep: str) -> tuple[list[str], list[list[str]]]:
     bots = [r.bot for r in st.rows]
     head = ["vs"] + bots
-    body = [[a] + [("—" if a == b else _pm(st.crosstable[a][b])) for b in bots] for a in bots]
+
+    def cell(p: Pair | None) -> str:
+        return "" if p is None else sep.join((_pm(p), _wld(p), "LOS " + _los(p)))
+
+    body = [[a] + [("—" if a == b else cell(st.crosstable[a][b])) for b in bots] for a in bots]
     return head, body
 
 
@@ -266,38 +399,46 @@ def _md_table(head: list[str], body: Iterable[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _render_rich(st: Standings) -> str:
+CROSS_TITLE = "Crosstable: row over column"
+PAIRS_TITLE = "Pairs: first over second"
+
+
+def _render_rich(st: Standings, wide: bool) -> str:
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=200, force_terminal=False, color_system=None)
-    t = Table(title=f"{st.name}: {st.games} games")
-    for i, c in enumerate(_header(st)):
-        t.add_column(c, justify="left" if i == 1 else "right")
-    for r in st.rows:
-        t.add_row(*_cells(st, r))
-    console.print(t)
-    head, body = _cross_rows(st)
-    x = Table(title="Crosstable: mean score margin of row over column (±95%)")
-    for i, c in enumerate(head):
-        x.add_column(c, justify="left" if i == 0 else "right")
-    for row in body:
-        x.add_row(*row)
-    console.print(x)
-    for p in st.problems:
-        console.print(f"note: {p}", markup=False)
-    return buf.getvalue()
+    console = Console(file=buf, width=10_000 if wide else WIDTH, force_terminal=False, color_system=None)
+
+    def table(title: str, head: list[str], body: Iterable[list[str]], left: int) -> None:
+        t = Table(title=title)
+        for i, c in enumerate(head):
+            t.add_column(c, justify="left" if i <= left else "right", overflow="fold")
+        for row in body:
+            t.add_row(*row)
+        console.print(t)
+
+    table(f"{st.name}: {st.games} games", _header(st, wide), (_cells(st, r, wide) for r in st.rows), left=1)
+    if wide:
+        head, body = _cross_rows(st, "\n")
+        table(CROSS_TITLE, head, body, left=0)
+    else:
+        table(PAIRS_TITLE, PAIRS_HEAD, _pairs(st), left=1)
+    for note in st.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
-def render_standings(st: Standings, fmt: str) -> str:
+def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
+    """``st`` as text; ``wide`` (table only) shows every column and the crosstable instead of the pairs."""
     if fmt == "table":
-        return _render_rich(st)
+        return _render_rich(st, wide)
     if fmt == "md":
-        head, body = _cross_rows(st)
-        parts = [f"## {st.name}: {st.games} games", "", _md_table(_header(st), (_cells(st, r) for r in st.rows)),
-                 "", "### Crosstable (mean score margin of row over column, ±95%)", "", _md_table(head, body)]
-        parts += [""] + [f"> note: {p}" for p in st.problems] if st.problems else []
+        head, body = _cross_rows(st, " · ")
+        parts = [f"## {st.name}: {st.games} games", "",
+                 _md_table(_header(st, True), (_cells(st, r, True) for r in st.rows)),
+                 "", f"### {CROSS_TITLE}", "", _md_table(head, body)]
+        parts += [""] + [f"> note: {n}" for n in st.notes] if st.notes else []
         return "\n".join(parts) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
@@ -306,20 +447,21 @@ def render_standings(st: Standings, fmt: str) -> str:
                 "margin_ci95"] + (["points"] if st.ladder_points else []) + list(st.failure_kinds)
         w.writerow(cols)
         for r in st.rows:
-            row: list[Any] = [r.rank, r.bot, round(r.rating, 1), round(r.ci, 1), r.games, round(r.first_pct, 2),
-                              round(r.avg_place, 3), round(r.avg_score, 2), round(r.margin.mean, 2),
-                              "" if r.margin.ci is None else round(r.margin.ci, 2)]
+            m = r.margin
+            row: list[Any] = [r.rank, r.bot, round(r.rating, 1), "" if r.ci is None else round(r.ci, 1), r.games,
+                              round(r.first_pct, 2), round(r.avg_place, 3), round(r.avg_score, 2),
+                              "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2)]
             if st.ladder_points:
                 row.append(r.points)
             w.writerows([row + [r.failures.get(k, 0) for k in st.failure_kinds]])
         return buf.getvalue()
     if fmt == "json":
-        return json.dumps(st.to_data(), indent=2) + "\n"
+        return json.dumps(st.to_data() | {"notes": st.notes}, indent=2) + "\n"
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def render(folder: str | Path, fmt: str = "table", drop_bad_lines: bool = False) -> str:
+def render(folder: str | Path, fmt: str = "table", drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder as text in ``fmt`` (table, md, csv, json)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return render_standings(compute(folder, drop_bad_lines=drop_bad_lines), fmt)
+    return render_standings(compute(folder, drop_bad_lines=drop_bad_lines), fmt, wide)

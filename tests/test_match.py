@@ -1,0 +1,174 @@
+"""`arena match A B`: duplicate pairs until the SPRT decides; pairs from the journal, verdicts, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli import app
+from arena.settings import BotSpec, TimeControl
+from arena.tournament import match
+from arena.tournament.journal import JournalEntry
+from arena.tournament.sprt import H0, H1, Sprt
+from tests.conftest import ROOT, arena_processes
+
+CLI = [sys.executable, "-m", "arena.cli"]
+
+
+def entry(index: int, a_place: int, b_place: int) -> JournalEntry:
+    """Game ``index`` of deal-set index // 2; A in seat 0 on even indices, seat 1 on odd ones."""
+    seats, placings = (["A", "B"], [a_place, b_place]) if index % 2 == 0 else (["B", "A"], [b_place, a_place])
+    return JournalEntry(index=index, game_id=f"g{index}", deal_seed=index // 2, table=0, set=index // 2,
+                        seating=index % 2, seats=seats, placings=placings, totals=[0, 0])
+
+
+def test_pairs_are_counted_per_deal_set_in_any_order() -> None:
+    games = [entry(0, 1, 2), entry(1, 1, 2),      # A wins both: 2-0
+             entry(2, 1, 2), entry(3, 2, 1),      # one each: 1-1
+             entry(4, 1, 1), entry(5, 2, 1),      # a draw and a loss: 0.5-1.5
+             entry(6, 1, 2)]                      # its twin not played yet
+    forward = match.tally(games, "A")
+    backward = match.tally(games[::-1], "A")
+    assert forward.counts == backward.counts == [0, 1, 1, 0, 1]
+    assert forward.pairs == 3 and forward.games == 7 and list(forward.waiting) == [(0, 3)]
+    assert match.game_score(games[4], "A") == 0.5 and match.game_score(games[3], "B") == 1.0
+    assert match.game_score(games[0], "C") is None
+
+
+def test_reports_say_what_was_decided() -> None:
+    test = Sprt(0, 200)
+    swept = match.Pairs("A", counts=[0, 0, 0, 0, 8])
+    r = match.report(swept, "B", test)
+    assert r.verdict == H1 and r.llr >= test.upper
+    assert r.verdict_line(100).startswith("H1 accepted: A is stronger than B")
+    assert "LLR +3." in r.progress_line() and "[0, 0, 0, 0, 8]" in r.progress_line()
+    lost = match.report(match.Pairs("A", counts=[8, 0, 0, 0, 0]), "B", test)
+    assert lost.verdict == H0 and lost.verdict_line(100).startswith("H0 accepted: A is not stronger than B")
+    even = match.report(match.Pairs("A", counts=[0, 1, 2, 1, 0]), "B", test)
+    assert even.verdict is None and even.verdict_line(4).startswith("no decision after 4 pair(s) (--max-pairs 4)")
+
+
+def test_the_match_is_a_two_bot_tournament(tmp_path: Path) -> None:
+    t, errors = match.tournament(BotSpec("greedy", "greedy"), BotSpec("random", "random"), "basic", 50,
+                                 TimeControl(decision_ms=500, clock="cpu"), tmp_path / "out", base_dir=tmp_path)
+    assert errors == [] and t is not None
+    assert (t.seats, t.seating, t.deal_sets, t.bot_names, t.format) == (2, "all", 50, ("greedy", "random"), "round_robin")
+    assert t.time.decision_ms == 500 and t.output_dir == tmp_path / "out"
+    t, errors = match.tournament(BotSpec("a", "greedy"), BotSpec("b", "random"), "basci", 50, TimeControl(),
+                                 tmp_path / "out", base_dir=tmp_path)
+    assert t is None and any("did you mean 'basic'" in e.message for e in errors)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--elo0", "10", "--elo1", "5"], "elo0 must be below elo1"),
+    (["--alpha", "0"], "alpha must be between 0 and 1"),
+    (["--max-pairs", "0"], "--max-pairs: expected at least 1"),
+    (["--variant", "nope"], "expected one of"),
+])
+def test_bad_match_options_are_one_sentence(tmp_path: Path, args: list[str], words: str) -> None:
+    base = ["match", "greedy", "random", "--variant", "basic", "--out", str(tmp_path / "m")]
+    res = CliRunner().invoke(app, base + args)
+    assert res.exit_code == 2, res.output
+    assert words in res.stderr and "Traceback" not in res.output
+    assert not (tmp_path / "m").exists()  # refused before anything started
+
+
+# -- end to end: real bots, sandboxed, through the tournament runner ---------------------------------
+
+def cli(*args: str | Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def settle(timeout: float = 10.0) -> list:
+    deadline = time.monotonic() + timeout
+    while (left := arena_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament(tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    got = cli("match", "greedy", "random", "--variant", "basic", "--elo0", "0", "--elo1", "200",
+              "--max-pairs", "40", "--out", out)
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    progress = [x for x in lines if x.startswith("pairs ")]
+    assert progress and all("LLR" in x and "(-2.94, +2.94)" in x and "penta [" in x for x in progress)
+    assert [int(x.split()[1]) for x in progress] == list(range(1, len(progress) + 1))  # a line per pair
+    verdict = lines[-1]
+    assert verdict.startswith("H1 accepted: greedy is stronger than random"), got.stdout
+    pairs = int(progress[-1].split()[1])
+    assert pairs < 40
+    assert not settle(), "the match left processes running"
+    # the folder is an ordinary results folder: every line verifies, standings count it
+    st = cli("standings", out, "--format", "json")
+    assert st.returncode == 0, st.stderr
+    data = json.loads(st.stdout)
+    assert data["games"] == 2 * pairs and data["deal_sets"] == pairs
+    cell = data["crosstable"]["greedy"]["random"]
+    assert cell["wins"] + cell["losses"] + cell["draws"] == 2 * pairs
+    # a decided match resumed plays nothing and says the same
+    again = cli("match", "greedy", "random", "--variant", "basic", "--elo0", "0", "--elo1", "200",
+                "--max-pairs", "40", "--out", out, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == verdict
+    assert len((out / "journal.jsonl").read_text().splitlines()) == 2 * pairs
+    # without --resume the folder is not overwritten
+    refused = cli("match", "greedy", "random", "--variant", "basic", "--elo1", "200", "--max-pairs", "40", "--out", out)
+    assert refused.returncode == 2 and "--resume" in refused.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_random_against_greedy_accepts_h0_and_max_pairs_stops_an_open_match(tmp_path: Path) -> None:
+    got = cli("match", "random", "greedy", "--variant", "basic", "--elo1", "200", "--out", tmp_path / "h0")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[-1].startswith("H0 accepted: random is not stronger than greedy")
+    # two copies of one bot under a narrow hypothesis: no decision in 2 pairs
+    open_ = cli("match", "greedy", "greedy", "--variant", "basic", "--max-pairs", "2", "--out", tmp_path / "open")
+    assert open_.returncode == 0, open_.stderr
+    assert open_.stdout.splitlines()[-1].startswith("no decision after 2 pair(s) (--max-pairs 2)")
+    assert "greedy vs greedy#2" in open_.stdout
+    assert not settle()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "m"
+    args = ["match", "greedy", "random", "--variant", "basic", "--elo1", "200", "--out", str(out)]
+    proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("pairs    1 "):
+                proc.send_signal(signal.SIGINT)
+                break
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted after" in err and "--resume" in err
+    before = len((out / "journal.jsonl").read_text().splitlines())
+    assert 2 <= before < 16
+    again = cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1].startswith("H1 accepted: greedy is stronger than random")
+    lines = [json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()]
+    indices = [e["index"] for e in lines]
+    assert len(indices) == len(set(indices)) > before  # nothing played twice, nothing lost
+    assert not settle()

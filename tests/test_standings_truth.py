@@ -1,0 +1,163 @@
+"""Standings that tell the truth: W-L-D and LOS per pair, no ±0 without information, noise notes, 100 columns."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from arena.integrity import make_key
+from arena.settings import FAILURE_KINDS
+from arena.tournament import standings
+from arena.tournament.config import validate_text, write_resolved
+from arena.tournament.journal import Journal, JournalEntry
+from arena.tournament.schedule import iter_games
+
+
+def folder_of(tmp_path: Path, names: list[str], seats: int, deal_sets: int,
+              result, extra: str = "") -> Path:
+    """A results folder whose journal holds every game of the schedule, ``result(game) -> (placings, totals, ...)``."""
+    text = (f'name = "truth"\nvariant = "basic"\nseats = {seats}\ndeal_sets = {deal_sets}\n{extra}\n'
+            + "".join(f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in names))
+    t, errors = validate_text(text, base_dir=tmp_path)
+    assert t is not None, errors
+    folder = tmp_path / "results"
+    write_resolved(t, folder)
+    key = make_key(folder)
+    with Journal(folder, key) as j:
+        for g in iter_games(t, key):
+            placings, totals, *rest = result(g)
+            failures, forfeited = rest if rest else ([{} for _ in g.seats], [])
+            j.append(JournalEntry(index=g.index, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
+                                  seating=g.seating, seats=list(g.seats), placings=placings, totals=totals,
+                                  failures=failures, forfeited=forfeited))
+    return folder
+
+
+def by_name(order: list[str]):
+    """Placings in a fixed order of strength, totals 10 points apart."""
+    def result(g):
+        ranks = sorted(g.seats, key=order.index)
+        placings = [ranks.index(b) + 1 for b in g.seats]
+        return placings, [10 * (len(g.seats) - p) for p in placings]
+    return result
+
+
+def test_wld_counts_placings_per_pair_at_multi_seat_tables(tmp_path: Path) -> None:
+    # A always first, then B, C: at 3-seat tables every pair is decided by who placed higher
+    # and C and D always tie for last place
+    def result(g):
+        place = {"A": 1, "B": 2, "C": 3, "D": 3}
+        return [place[b] for b in g.seats], [{"A": 30, "B": 20, "C": 5, "D": 5}[b] for b in g.seats]
+
+    st = standings.compute(folder_of(tmp_path, list("ABCD"), 3, 2, result), resamples=20)
+    x = st.crosstable
+    together = 2 * 2 * 6  # tables holding a given pair (2 of 4) x deal-sets x seatings
+    ab, ba, cd = x["A"]["B"], x["B"]["A"], x["C"]["D"]
+    assert ab is not None and ba is not None and cd is not None
+    assert (ab.wins, ab.losses, ab.draws) == (together, 0, 0)
+    assert (ba.wins, ba.losses, ba.draws) == (0, together, 0)
+    assert (cd.wins, cd.losses, cd.draws) == (0, 0, together)
+    assert ab.los == pytest.approx(0.5 * (1 + math.erf(together / math.sqrt(2 * together))))
+    assert ab.los is not None and ba.los == pytest.approx(1 - ab.los) and cd.los is None  # draws only: no information
+    assert ab.mean == 10 and ab.games == together
+    data = json.loads(standings.render_standings(st, "json"))
+    cell = data["crosstable"]["A"]["B"]
+    assert {"mean", "ci", "games", "wins", "losses", "draws", "los"} <= set(cell)
+    assert {"rank", "bot", "rating", "ci", "games", "first_pct", "avg_place", "avg_score", "margin", "points",
+            "failures", "rating_low", "rating_high"} <= set(data["rows"][0])
+    assert data["deal_sets"] == 8 and isinstance(data["notes"], list)
+
+
+def test_heads_up_wld_is_first_place_and_los_follows_wins_and_losses(tmp_path: Path) -> None:
+    rng = random.Random(3)
+
+    def result(g):
+        a_wins = rng.random() < 0.7
+        first = g.seats.index("A") if a_wins else g.seats.index("B")
+        placings = [1 if s == first else 2 for s in range(2)]
+        return placings, [50 if p == 1 else 20 for p in placings]
+
+    st = standings.compute(folder_of(tmp_path, ["A", "B"], 2, 20, result), resamples=20)
+    ab = st.crosstable["A"]["B"]
+    assert ab is not None and ab.wins + ab.losses == 40 and ab.draws == 0
+    assert ab.los is not None and ab.los == pytest.approx(standings.los(ab.wins, ab.losses))
+    assert standings.los(10, 10) == 0.5 and standings.los(0, 0) is None and (standings.los(30, 10) or 0) > 0.99
+    assert ab.los is not None
+    table = standings.render_standings(st, "table")
+    assert f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
+
+
+def test_a_pair_where_one_side_forfeited_every_game_shows_no_margin(tmp_path: Path) -> None:
+    def result(g):  # B crashes at once every game: frozen totals 0-0, A placed first
+        b = g.seats.index("B")
+        failures = [{"crash": 1} if s == b else {} for s in range(2)]
+        return [2 if s == b else 1 for s in range(2)], [0, 0], failures, [b]
+
+    st = standings.compute(folder_of(tmp_path, ["A", "B"], 2, 6, result), resamples=20)
+    ab = st.crosstable["A"]["B"]
+    assert ab is not None and (ab.wins, ab.losses, ab.draws) == (12, 0, 0)
+    assert ab.mean is None and ab.ci is None and ab.games == 0
+    assert all(r.margin is None for r in st.rows)
+    for wide in (False, True):
+        text = standings.render_standings(st, "table", wide)
+        assert "+0.0" not in text and "±0.0" not in text and "12-0-0" in text
+    assert st.rows[0].bot == "A" and st.rows[0].failures == {"crash": 0}
+
+
+def test_no_interval_without_information(tmp_path: Path) -> None:
+    # one table, one deal-set: a bootstrap over one deal-set can only draw that deal-set again
+    one_set = standings.compute(folder_of(tmp_path / "one", list("AB"), 2, 1, by_name(list("AB"))), resamples=20)
+    assert all(r.ci is None for r in one_set.rows)
+    assert all(p is None or p.ci is None for row in one_set.crosstable.values() for p in row.values())
+    text = standings.render_standings(one_set, "table")
+    assert "±0" not in text and "±-" in text
+    assert "only 1 deal-set was played" in text
+    # many deal-sets, but every one ends the same way: no spread, so no interval either
+    same = standings.compute(folder_of(tmp_path / "same", list("AB"), 2, 5, by_name(list("AB"))), resamples=20)
+    ab = same.crosstable["A"]["B"]
+    assert ab is not None and ab.mean == 10 and ab.ci is None
+    assert all(r.margin is not None and r.margin.ci is None for r in same.rows)
+    assert "±0" not in standings.render_standings(same, "table", wide=True)
+
+
+def test_bots_within_noise_get_a_note_and_clearly_ordered_ones_do_not(tmp_path: Path) -> None:
+    rng = random.Random(7)
+
+    def coin(g):  # "twin" and "twin2" are the same bot: every game a coin flip between them; both beat "weak"
+        order = sorted(g.seats, key=lambda b: (b == "weak", rng.random()))
+        placings = [order.index(b) + 1 for b in g.seats]
+        return placings, [10 * (3 - p) for p in placings]
+
+    st = standings.compute(folder_of(tmp_path, ["twin", "twin2", "weak"], 2, 10, coin), resamples=100)
+    assert [set(r) for r in st.within_noise] == [{"twin", "twin2"}]
+    text = standings.render_standings(st, "table")
+    assert "are within noise of each other" in text and "weak" not in text.split("note:")[1]
+    clear = standings.compute(folder_of(tmp_path / "clear", list("ABC"), 2, 10, by_name(list("ABC"))), resamples=50)
+    assert clear.within_noise == [] and "within noise" not in standings.render_standings(clear, "table")
+
+
+def test_default_table_fits_100_columns_and_wide_shows_everything(tmp_path: Path) -> None:
+    names = [f"{'bot-with-a-long-name' if i % 3 == 0 else 'b'}{i}" for i in range(12)]
+    rng = random.Random(1)
+
+    def result(g):
+        order = sorted(g.seats, key=lambda b: rng.random())
+        placings = [order.index(b) + 1 for b in g.seats]
+        failures = [{FAILURE_KINDS[(g.index + s) % len(FAILURE_KINDS)]: 1} for s in range(len(g.seats))]
+        return placings, [rng.randrange(-300, 300) for _ in g.seats], failures, []
+
+    folder = folder_of(tmp_path, names, 2, 2, result, extra="ladder_points = true")
+    st = standings.compute(folder, resamples=20)
+    assert st.failure_kinds == list(FAILURE_KINDS)
+    text = standings.render_standings(st, "table")
+    assert max(len(line) for line in text.splitlines()) <= standings.WIDTH
+    assert all(r.bot in text for r in st.rows) and "Fails" in text
+    wide = standings.render_standings(st, "table", wide=True)
+    assert max(len(line) for line in wide.splitlines()) > standings.WIDTH
+    for column in ["Avg score", "Points", "Crosstable"] + [k.capitalize() for k in FAILURE_KINDS]:
+        assert column in wide
+    assert "\n".join(line.rstrip() for line in wide.splitlines()) + "\n" == wide
