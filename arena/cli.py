@@ -543,6 +543,8 @@ def run(
     fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+    report: Annotated[bool, typer.Option("--report", help="Keep an HTML report in OUT/report.html, rewritten every --report-every games; open it in a browser, it reloads itself.")] = False,
+    report_every: Annotated[int, typer.Option("--report-every", help="With --report: rewrite the report after this many games.")] = 10,
 ) -> None:
     """Run a whole tournament: validate, play every game in parallel, journal, standings."""
     from rich.console import Console
@@ -562,6 +564,8 @@ def run(
 
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
+    if report_every < 1:
+        fail(f"--report-every: expected 1 or more, got {report_every}")
     t = _load_tournament(file, out)
     if no_sandbox:
         from dataclasses import replace
@@ -587,6 +591,8 @@ def run(
             fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failures.items())) or "no failures"
             progress.update(task, completed=summary.played + summary.skipped,
                             rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
+            if report and summary.played % report_every == 0:
+                _live_report(folder)
 
         try:
             summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines)
@@ -601,6 +607,8 @@ def run(
             progress.stop()
             fail(str(e))
         progress.update(task, completed=summary.played + summary.skipped)
+    if report:
+        _live_report(folder, final=True)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
     if summary.interrupted:
@@ -610,6 +618,19 @@ def run(
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
     typer.echo(_render(folder, fmt))
+
+
+def _live_report(folder: Path, final: bool = False) -> None:
+    """Rewrite the report of a running tournament; a problem is a warning, never the end of the run."""
+    from arena.report import write_report
+
+    try:
+        path = write_report(folder)
+    except Exception as e:  # noqa: BLE001 - the run matters more than its report
+        typer.echo(f"warning: the report was not written: {type(e).__name__}: {e}", err=True)
+        return
+    if final:
+        typer.echo(f"report: {path}", err=True)
 
 
 def _done_count(folder: Path) -> int:
@@ -655,6 +676,53 @@ def standings_cmd(
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
     typer.echo(_render(folder, fmt, drop_bad_lines))
+
+
+@app.command(name="report")
+def report_cmd(
+    folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl), finished or still running.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: FOLDER/report.html); game replays go in a folder beside it named after it.")] = None,
+    refresh_s: Annotated[int, typer.Option("--refresh-s", help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
+) -> None:
+    """Write an HTML report of a results folder: standings, crosstable, ratings over time, latency, every game with its replay."""
+    from arena.integrity import KeyFileError
+    from arena.report import write_report
+    from arena.tournament.config import ConfigFileError
+    from arena.tournament.journal import BadJournal, JournalError
+
+    if not (folder / "journal.jsonl").is_file():
+        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
+    if refresh_s < 0:
+        fail(f"--refresh-s: expected 0 or more, got {refresh_s}")
+    try:
+        path = write_report(folder, out, refresh_s or None)
+    except BadJournal as e:
+        _bad_journal(e, f"arena standings {folder}")
+    except (JournalError, KeyFileError) as e:
+        fail(str(e))
+    except ConfigFileError as e:
+        fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
+    except OSError as e:
+        fail(f"cannot write the report: {e.filename or out}: {e.strerror or e}")
+    typer.echo(f"report: {path}")
+
+
+@app.command()
+def view(
+    record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: the record's path with .html).")] = None,
+) -> None:
+    """Write a replay viewer of one game: a self-contained HTML page that steps through it as a card table."""
+    from arena.record_check import RecordError
+    from arena.report import write_viewer
+
+    try:
+        path = write_viewer(record, out)
+    except RecordError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot write the viewer: {e.filename or out}: {e.strerror or e}")
+    typer.echo(f"viewer: {path}")
 
 
 def _register_check_bot() -> None:
