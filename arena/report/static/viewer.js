@@ -89,7 +89,7 @@
       head.appendChild(el("span", "meta", "seat " + seat + (s.dealer === seat ? " \u00b7 dealer" : "") + (s.out[seat] ? " \u00b7 forfeited" : "")));
       head.appendChild(el("span", "total", "total " + s.totals[seat]));
       head.appendChild(el("span", "size", s.hands[seat].length + " cards"));
-      var clock = s.ms[seat] === null ? "no decision yet" : "last " + s.ms[seat].toFixed(1) + " ms \u00b7 sum " + s.msTotal[seat].toFixed(0) + " ms";
+      var clock = s.ms[seat] === null ? "no timed decision yet" : "last " + s.ms[seat].toFixed(1) + " ms \u00b7 sum " + s.msTotal[seat].toFixed(0) + " ms";
       if (rec.clock && rec.clock.decision_ms) clock += " \u00b7 limit " + rec.clock.decision_ms + " ms";
       head.appendChild(el("span", "clock", clock));
       p.appendChild(head);
