@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from arena.report import write_report, write_viewer
 from arena.rules.actions import play_from_data
@@ -33,7 +34,6 @@ from arena.rules.record import ACTIONS, REFEREE_ENTRIES, Header, replay
 from tests.conftest import MISBEHAVE, ROOT, arena_processes
 
 pytestmark = pytest.mark.slow
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -86,7 +86,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(tournament: Path) -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
+    with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             yield b
