@@ -581,6 +581,11 @@ def run(
                         TextColumn("{task.fields[rate]} games/s"), TimeElapsedColumn(), TextColumn("ETA"),
                         TimeRemainingColumn(), TextColumn("{task.fields[fails]}"), transient=False,
                         console=Console(stderr=True))
+    live = None
+    if report:
+        from arena.report.live import LiveReport
+
+        live = LiveReport(folder, report_every, lambda m: typer.echo(m, err=True))
     start = time.monotonic()
     with progress:
         already = _done_count(folder) if resume else 0
@@ -591,8 +596,8 @@ def run(
             fails = ", ".join(f"{k} {v}" for k, v in sorted(summary.failures.items())) or "no failures"
             progress.update(task, completed=summary.played + summary.skipped,
                             rate=f"{summary.played / el:.1f}" if el > 0 else "-", fails=fails)
-            if report and summary.played % report_every == 0:
-                _live_report(folder)
+            if live is not None:
+                live.game_done(summary.played)
 
         try:
             summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines)
@@ -607,8 +612,8 @@ def run(
             progress.stop()
             fail(str(e))
         progress.update(task, completed=summary.played + summary.skipped)
-    if report:
-        _live_report(folder, final=True)
+    if live is not None and (path := live.finish()) is not None:
+        typer.echo(f"report: {path}", err=True)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
     if summary.interrupted:
@@ -618,19 +623,6 @@ def run(
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
     typer.echo(_render(folder, fmt))
-
-
-def _live_report(folder: Path, final: bool = False) -> None:
-    """Rewrite the report of a running tournament; a problem is a warning, never the end of the run."""
-    from arena.report import write_report
-
-    try:
-        path = write_report(folder)
-    except Exception as e:  # noqa: BLE001 - the run matters more than its report
-        typer.echo(f"warning: the report was not written: {type(e).__name__}: {e}", err=True)
-        return
-    if final:
-        typer.echo(f"report: {path}", err=True)
 
 
 def _done_count(folder: Path) -> int:

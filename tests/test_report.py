@@ -150,3 +150,40 @@ def test_cli_report_and_its_errors(running: Path, tmp_path: Path):
     assert got.exit_code == 2 and "no journal.jsonl" in got.output
     got = runner.invoke(app, ["report", str(running), "--refresh-s", "-1"])
     assert got.exit_code == 2
+
+
+def test_a_live_report_is_rewritten_every_n_games_but_never_hogs_the_run(running: Path, monkeypatch):
+    from arena.report import live
+
+    now = [0.0]
+    writes: list[float] = []
+
+    def fake_write(folder: Path) -> Path:
+        writes.append(now[0])
+        now[0] += 2.0  # each rewrite takes 2 s
+        return folder / "report.html"
+
+    monkeypatch.setattr(live, "write_report", fake_write)
+    lr = live.LiveReport(running, every=5, warn=lambda m: None, clock=lambda: now[0])
+    for played in range(1, 41):
+        now[0] += 1.0  # a game a second
+        lr.game_done(played)
+    # game 5 at t=5 ends at 7, so nothing before 7 + 5 * 2 = 17: game 10 (t=12) is skipped, game 15 (t=17)
+    # is written; and so on, every other multiple of 5
+    assert writes == [5.0, 17.0, 29.0, 41.0]
+    assert lr.finish() == running / "report.html" and lr.written == 5
+
+
+def test_a_live_report_failure_is_a_warning(tmp_path: Path, monkeypatch):
+    from arena.report import live
+    from arena.report.live import LiveReport
+
+    def full_disk(folder: Path) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(live, "write_report", full_disk)
+    said: list[str] = []
+    lr = LiveReport(tmp_path, every=1, warn=said.append)
+    lr.game_done(1)
+    assert lr.finish() is None and len(said) == 2 and said[0].startswith("warning: the report was not written")
+    assert "No space left on device" in said[0]
