@@ -187,3 +187,13 @@ def test_a_live_report_failure_is_a_warning(tmp_path: Path, monkeypatch):
     lr.game_done(1)
     assert lr.finish() is None and len(said) == 2 and said[0].startswith("warning: the report was not written")
     assert "No space left on device" in said[0]
+
+
+def test_pair_cells_use_the_standings_own_counts_when_it_gives_them():
+    from arena.report.folderdata import _pair
+
+    assert _pair({"mean": 1.0, "ci": None, "games": 4}, [3, 1, 0]) == {
+        "margin": {"mean": 1.0, "ci": None, "games": 4}, "wld": [3, 1, 0], "los": los(3, 1)}
+    given = {"mean": 1.0, "ci": None, "games": 4, "wins": 2, "losses": 1, "draws": 1, "los": 0.75}
+    assert _pair(given, [3, 1, 0])["wld"] == [2, 1, 1] and _pair(given, [3, 1, 0])["los"] == 0.75
+    assert _pair(None, [0, 0, 0]) == {"margin": None, "wld": [0, 0, 0], "los": None}

@@ -136,6 +136,13 @@ def overlap_notes(rows: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
+def _pair(cell: dict[str, Any] | None, counted: list[int]) -> dict[str, Any]:
+    """A crosstable cell: the standings' margin, and W-L-D and LOS (the standings' own when it gives them)."""
+    cell = cell or {}
+    wld = [cell[k] for k in ("wins", "losses", "draws")] if all(k in cell for k in ("wins", "losses", "draws")) else counted
+    return {"margin": cell or None, "wld": wld, "los": cell["los"] if "los" in cell else los(wld[0], wld[1])}
+
+
 def collect(folder: Path) -> dict[str, Any]:
     """The report's model of a results folder, without latencies and replay links (see ``render``)."""
     st = standings.compute(folder)
@@ -147,8 +154,7 @@ def collect(folder: Path) -> dict[str, Any]:
     extra = sorted({k for r in data["rows"] for k, v in r.items()
                     if k not in KNOWN_ROW_KEYS and (v is None or isinstance(v, int | float | str))})
     pairs = pair_counts(entries)
-    cross = {a: {b: {"margin": data["crosstable"].get(a, {}).get(b), "wld": pairs.get(a, {}).get(b, [0, 0, 0]),
-                     "los": los(*pairs.get(a, {}).get(b, [0, 0, 0])[:2])}
+    cross = {a: {b: _pair(data["crosstable"].get(a, {}).get(b), pairs.get(a, {}).get(b, [0, 0, 0]))
                  for b in bots if b != a} for a in bots}
     total = schedule_size(folder)
     notes = list(data.get("notes") or []) or overlap_notes(data["rows"])
