@@ -294,6 +294,8 @@ def test_the_viewer_fits_a_phone_and_a_laptop_screen(browser: Any, tmp_path: Pat
     for width, height in ((390, 844), (1280, 800)):
         context = browser.new_context(viewport={"width": width, "height": height})
         tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))  # noqa: B023 - read before the next context
         tab.goto(page_file.as_uri() + "#step=200")
         overflow = tab.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{width}x{height}: {overflow}px wider than the window"
@@ -302,3 +304,4 @@ def test_the_viewer_fits_a_phone_and_a_laptop_screen(browser: Any, tmp_path: Pat
             box = tab.locator("#table").bounding_box()
             assert box and box["y"] + box["height"] <= height
         context.close()
+        assert not errors, errors
