@@ -693,6 +693,8 @@ def run(
     events: Annotated[Path | None, typer.Option("--events", help="Append a JSON Lines stream of run and game starts, results and failures to FILE, for other tools.")] = None,
     accept_changed: Annotated[bool, typer.Option("--accept-changed", help="With --resume: go on with bots whose program changed since the folder's first run (a warning each; their new fingerprints are recorded), instead of stopping.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Standings table with every column and the crosstable (the default fits 100 columns).")] = False,
+    report: Annotated[bool, typer.Option("--report", help="Keep an HTML report in OUT/report.html, rewritten every --report-every games; open it in a browser, it reloads itself.")] = False,
+    report_every: Annotated[int, typer.Option("--report-every", help="With --report: rewrite the report after this many games.")] = 10,
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
@@ -714,6 +716,8 @@ def run(
                 pass
         except OSError as e:
             fail(f"--events {events}: cannot write it: {e.strerror or e}")
+    if report_every < 1:
+        fail(f"--report-every: expected 1 or more, got {report_every}")
     t = _load_tournament(file, out)
     if no_sandbox:
         from dataclasses import replace
@@ -725,31 +729,44 @@ def run(
     typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
                f"{len(schedule.seatings(t.seats, t.seating))} seatings), concurrency {t.concurrency}; results in {folder}",
                err=True)
-    view = RunView(choose_mode(progress_mode), total, _done_count(folder) if resume else 0,
+    live = None
+    if report:
+        from arena.report.live import LiveReport
+
+        live = LiveReport(folder, report_every, lambda m: typer.echo(m, err=True))
+
+    def on_progress(_summary: Any, entry: Any) -> None:
+        display.finished(entry)
+        if live is not None:
+            live.game_done(display.played)
+
+    display = RunView(choose_mode(progress_mode), total, _done_count(folder) if resume else 0,
                    standings_every=standings_every, standings=lambda: _standings_now(folder), events=events)
     outcome = "stopped"
     try:
-        summary = run_tournament(t, folder, resume=resume, on_progress=lambda _s, entry: view.finished(entry),
-                                 drop_bad_lines=drop_bad_lines, on_start=view.started, accept_changed=accept_changed)
+        summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
+                                 on_start=display.started, accept_changed=accept_changed)
         outcome = "interrupted" if summary.interrupted else "finished"
     except BotProblems as e:
-        view.close(outcome)
+        display.close(outcome)
         _bot_problems(e)
     except KeyboardInterrupt:  # before the first game (the start-up check): nothing was played
-        view.close("interrupted")
+        display.close("interrupted")
         typer.echo("interrupted before the first game: every bot process was stopped", err=True)
         raise typer.Exit(130) from None
     except BadJournal as e:
-        view.close(outcome)
+        display.close(outcome)
         _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
     except RunStopped as e:
-        view.close(outcome)
+        display.close(outcome)
         fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
              + (f" --out {out}" if out else ""))
     except RunError as e:
-        view.close(outcome)
+        display.close(outcome)
         fail(str(e))
-    view.close(outcome)
+    display.close(outcome)
+    if live is not None and (path := live.finish()) is not None:
+        typer.echo(f"report: {path}", err=True)
     for why in summary.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
     for why in summary.accepted:
@@ -856,6 +873,53 @@ def standings_cmd(
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
     typer.echo(_render(folder, fmt, drop_bad_lines, wide))
+
+
+@app.command(name="report")
+def report_cmd(
+    folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl), finished or still running.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: FOLDER/report.html); game replays go in a folder beside it named after it.")] = None,
+    refresh_s: Annotated[int, typer.Option("--refresh-s", help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
+) -> None:
+    """Write an HTML report of a results folder: standings, crosstable, ratings over time, latency, every game with its replay."""
+    from arena.integrity import KeyFileError
+    from arena.report import write_report
+    from arena.tournament.config import ConfigFileError
+    from arena.tournament.journal import BadJournal, JournalError
+
+    if not (folder / "journal.jsonl").is_file():
+        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
+    if refresh_s < 0:
+        fail(f"--refresh-s: expected 0 or more, got {refresh_s}")
+    try:
+        path = write_report(folder, out, refresh_s or None)
+    except BadJournal as e:
+        _bad_journal(e, f"arena standings {folder}")
+    except (JournalError, KeyFileError) as e:
+        fail(str(e))
+    except ConfigFileError as e:
+        fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
+    except OSError as e:
+        fail(f"cannot write the report: {e.filename or out}: {e.strerror or e}")
+    typer.echo(f"report: {path}")
+
+
+@app.command()
+def view(
+    record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: the record's path with .html).")] = None,
+) -> None:
+    """Write a replay viewer of one game: a self-contained HTML page that steps through it as a card table."""
+    from arena.record_check import RecordError
+    from arena.report import write_viewer
+
+    try:
+        path = write_viewer(record, out)
+    except RecordError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot write the viewer: {e.filename or out}: {e.strerror or e}")
+    typer.echo(f"viewer: {path}")
 
 
 @app.command(name="match")

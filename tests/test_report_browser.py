@@ -1,0 +1,307 @@
+"""The report and the replay viewer in a real headless browser (Chromium driven by Playwright).
+
+One browser for the module.  The report of a small real tournament (run with
+``arena run --report``) lists every bot with the ratings ``arena standings
+--format json`` gives and links every game to its replay; the viewer's table
+after every step equals the engine's replay of the same record, for one game
+per preset and a game with failures; one seat's view shows no other seat's
+cards; a running tournament's report reloads itself; no page logs an error.
+Screenshots go to the test's tmp dir (and to $ARENA_SCREENSHOTS when set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from arena.report import write_report, write_viewer
+from arena.rules.actions import play_from_data
+from arena.rules.cards import text
+from arena.rules.game import Game
+from arena.rules.observation import meld_to_data
+from arena.rules.presets import PRESETS
+from arena.rules.record import ACTIONS, REFEREE_ENTRIES, Header, replay
+from tests.conftest import MISBEHAVE, ROOT, arena_processes
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SMALL = f"""\
+name = "small"
+variant = "basic"
+seats = 2
+deal_sets = 2
+concurrency = 2
+seed = 7
+
+[time]
+decision_ms = 10000
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+
+[[bots]]
+name = "random"
+command = "random"
+
+[[bots]]
+name = "oops"
+command = "{sys.executable} {MISBEHAVE} illegal_once"
+"""
+GAMES = 12
+
+
+# -- fixtures -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results folder of a finished 12-game tournament run with --report (before any browser starts)."""
+    base = tmp_path_factory.mktemp("tournament")
+    (base / "small.toml").write_text(SMALL)
+    out = base / "results"
+    got = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(base / "small.toml"), "--out", str(out),
+                          "--report", "--report-every", "4", "--format", "json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert "report: " in got.stderr and (out / "report.html").is_file()
+    deadline = time.monotonic() + 10
+    while arena_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not arena_processes(), "processes left after the run"
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tournament: Path) -> Iterator[Any]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh 1280x800 tab; the test fails if any page it shows logs an error or throws."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    yield tab
+    context.close()
+    assert not errors, errors
+
+
+def shot(tab: Any, tmp_path: Path, name: str, full: bool = False) -> None:
+    tab.screenshot(path=str(tmp_path / name), full_page=full)
+    extra = os.environ.get("ARENA_SCREENSHOTS")
+    if extra:
+        Path(extra).mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(Path(extra) / name), full_page=full)
+
+
+# -- the engine's view of a record ----------------------------------------------------------
+
+def engine_state(g: Game) -> dict[str, Any]:
+    return {
+        "hands": [sorted(text(c) for c in h) for h in g.hands],
+        "melds": [{k: d[k] for k in ("id", "owner", "kind", "cards", "wilds")} for d in map(meld_to_data, g.melds)],
+        "top": text(g.discard[-1]) if g.discard else "",
+        "stock": len(g.stock),
+        "totals": list(g.totals),
+    }
+
+
+def engine_checkpoints(record: Path) -> dict[int, dict[str, Any]]:
+    """The engine's table after n record entries, for every n that ends an action's entries."""
+    lines = [json.loads(x) for x in record.read_text().splitlines() if x.strip()]
+    header, entries = Header.from_data(lines[0]), lines[1:]
+    replay(header, entries)  # the record replays as a whole
+    g = Game(header.rules, header.players, header.seed, header.suits)
+    engine_at = [i + 1 for i, e in enumerate(entries) if e["e"] not in REFEREE_ENTRIES]
+    out: dict[int, dict[str, Any]] = {}
+    out[engine_at[len(g.log) - 1]] = engine_state(g)
+    for e in entries:
+        if e["e"] not in ACTIONS:
+            continue
+        if e["e"] == "draw":
+            g.draw(e["source"])
+        elif e["e"] == "play":
+            g.play(play_from_data(e["actions"], e["discard"]))
+        else:
+            g.forfeit(e["seat"], e.get("reason", ""), e.get("failure", "forfeit"))
+        out[engine_at[len(g.log) - 1]] = engine_state(g)
+    assert len(g.log) == len(engine_at)
+    return out
+
+
+PAGE_STATES = """() => arenaViewer.steps.map(s => ({
+  hands: s.hands.map(h => h.slice().sort()),
+  melds: s.melds.map(m => ({id: m.id, owner: m.owner, kind: m.kind, cards: m.cards, wilds: m.wilds})),
+  top: s.discard.length ? s.discard[s.discard.length - 1] : "", stock: s.stock, totals: s.totals}))"""
+
+DOM_STATE = """() => ({
+  sizes: [...document.querySelectorAll('#seats .seat')].map(s => Number(s.dataset.count)),
+  top: document.getElementById('discard-top').dataset.card,
+  stock: Number(document.getElementById('stock').dataset.count),
+  melds: [...document.querySelectorAll('#melds .meld')].map(m => ({id: Number(m.dataset.id), owner: Number(m.dataset.owner),
+    cards: [...m.querySelectorAll('.card')].map(c => c.dataset.card),
+    wilds: [...m.querySelectorAll('.card')].map(c => { const w = c.querySelector('.as'); return w ? w.dataset.standsFor : null; })})),
+  step: Number(document.getElementById('step').dataset.step)})"""
+
+
+def viewer_of(record: Path, tmp_path: Path) -> Path:
+    return write_viewer(record, tmp_path / f"{record.stem}.html")
+
+
+def check_steps(tab: Any, record: Path) -> dict[int, dict[str, Any]]:
+    """Every checkpoint of the page's state list equals the engine's; returns the checkpoints."""
+    expected = engine_checkpoints(record)
+    states = tab.evaluate(PAGE_STATES)
+    assert len(states) == sum(1 for x in record.read_text().splitlines() if x.strip())  # header + entries = 1 + n
+    for n, want in expected.items():
+        assert states[n] == want, f"{record.name}: step {n}"
+    return expected
+
+
+def mid_deal_step(expected: dict[int, dict[str, Any]]) -> int:
+    """A step with melds on the table and cards in every hand, about 40 steps in."""
+    good = [n for n, s in sorted(expected.items()) if s["melds"] and all(s["hands"]) and n >= 20]
+    return good[0] if good else max(expected)
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+def test_the_report_lists_every_bot_with_the_standings_ratings(tournament: Path, page: Any, tmp_path: Path):
+    got = subprocess.run([sys.executable, "-m", "arena.cli", "standings", str(tournament), "--format", "json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    st = json.loads(got.stdout)
+    page.goto((tournament / "report.html").as_uri())
+    shown = page.eval_on_selector_all("#standings-table tbody tr", "rs => rs.map(r => [r.dataset.bot, "
+                                      "r.querySelector('.rating').textContent, r.cells[0].textContent])")
+    assert [(b, r) for b, r, _ in shown] == [(row["bot"], f"{row['rating']:.0f}") for row in st["rows"]]
+    assert page.text_content("#progress").strip().startswith(f"Finished: {GAMES} of {GAMES} games.")
+    assert page.locator("svg[aria-label='ratings with 95% intervals'] g.interval").count() == 3
+    page.click("#standings-table th:nth-child(3)")  # rating, highest first
+    page.click("#standings-table th:nth-child(3)")  # then lowest first
+    order = page.eval_on_selector_all("#standings-table tbody tr", "rs => rs.map(r => r.dataset.bot)")
+    assert order == [row["bot"] for row in reversed(st["rows"])]
+    title = page.get_attribute(f"#crosstable td[data-row='{st['rows'][0]['bot']}'][data-col='{st['rows'][1]['bot']}']", "title")
+    assert title and "LOS" in title and "W-L-D" in title
+    shot(page, tmp_path, "report.png", full=True)
+
+
+def test_clicking_a_game_opens_its_replay_and_the_failure_filter_works(tournament: Path, page: Any):
+    journal = [json.loads(x) for x in (tournament / "journal.jsonl").read_text().splitlines()]
+    failed = [e for e in journal if any(e["failures"][s] for s in range(2))]
+    assert failed, "the misbehaving bot should have failed at least once"
+    page.goto((tournament / "report.html").as_uri())
+    assert page.locator("#games-table tbody tr").count() == GAMES
+    page.check("#f-failed")
+    assert page.locator("#games-table tbody tr").count() == len(failed)
+    page.select_option("#f-kind", "illegal")
+    assert page.locator("#games-table tbody tr").count() == len(failed)
+    page.uncheck("#f-failed")
+    page.select_option("#f-kind", "")
+    page.select_option("#f-bot", "oops")
+    assert page.locator("#games-table tbody tr").count() == sum(1 for e in journal if "oops" in e["seats"])
+    game = failed[0]
+    page.click(f"#games-table tr[data-index='{game['index']}'] a.replay")
+    page.wait_for_selector("#seats .seat")
+    assert game["game_id"] in page.text_content("#title")
+    record = tournament / game["record"]
+    check_steps(page, record)
+    page.click("#next-failure")
+    failure = page.locator("#failure")
+    assert failure.is_visible() and failure.get_attribute("data-kind") == "illegal"
+    assert "RULES" in failure.text_content()
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_arrow_keys_step_through_the_table_the_engine_replays(preset: str, page: Any, tmp_path: Path):
+    record = ROOT / "tests" / "golden" / f"{preset}.jsonl"
+    page.goto(viewer_of(record, tmp_path).as_uri())
+    expected = check_steps(page, record)
+    n = mid_deal_step(expected)
+    page.focus("body")
+    for _ in range(n):
+        page.keyboard.press("ArrowRight")
+    dom = page.evaluate(DOM_STATE)
+    want = expected[n]
+    assert dom["step"] == n
+    assert dom["sizes"] == [len(h) for h in want["hands"]]
+    assert dom["top"] == want["top"] and dom["stock"] == want["stock"]
+    assert dom["melds"] == [{k: m[k] for k in ("id", "owner", "cards", "wilds")} for m in want["melds"]]
+    if preset == "wrotham":  # the README's picture: mid-deal, with a wild on the table
+        wild = next(k for k, st in sorted(expected.items()) if k > n and any(any(m["wilds"]) for m in st["melds"]))
+        page.evaluate(f"() => arenaViewer.show({wild})")
+        assert page.locator("#melds .card.wild").count() >= 1
+        shot(page, tmp_path, "replay.png")
+
+
+def test_one_seat_view_shows_no_other_seats_cards(page: Any, tmp_path: Path):
+    record = ROOT / "tests" / "golden" / "basic.jsonl"
+    entries = [json.loads(x) for x in record.read_text().splitlines()[1:]]
+    page.goto(viewer_of(record, tmp_path).as_uri())
+    page.select_option("#view", "1")
+    page.focus("body")
+    for n in range(1, 80):
+        page.keyboard.press("ArrowRight")
+        seen = page.evaluate("() => [...document.querySelectorAll('#seats .seat')].map(s => "
+                             "[s.querySelectorAll('.hand .card[data-card]').length, s.querySelectorAll('.hand .back').length])")
+        assert seen[0][0] == 0 and seen[2][0] == 0, f"step {n}: another seat's cards are shown"
+        assert seen[1][1] == 0
+        e = entries[n - 1]
+        if e["e"] == "draw" and e["seat"] != 1 and e["source"] == "stock":
+            assert e["card"] not in page.text_content("#event")
+    assert page.locator("#seats .seat[data-seat='1'] .hand .card[data-card]").count() > 0
+
+
+def test_the_report_of_a_running_tournament_reloads_with_new_games(tournament: Path, page: Any, tmp_path: Path):
+    running = tmp_path / "running"
+    shutil.copytree(tournament, running, ignore=shutil.ignore_patterns("report*", "run.lock"))
+    full = (running / "journal.jsonl").read_text().splitlines(keepends=True)
+    (running / "journal.jsonl").write_text("".join(full[:5]))
+    write_report(running, refresh_s=1)
+    page.goto((running / "report.html").as_uri())
+    assert page.get_attribute("#progress", "data-played") == "5"
+    assert page.locator("#games-table tbody tr").count() == 5
+    (running / "journal.jsonl").write_text("".join(full))
+    write_report(running, refresh_s=1)
+    page.wait_for_function("() => document.getElementById('progress') && "
+                           f"document.getElementById('progress').dataset.played === '{GAMES}'", timeout=15000)
+    assert page.locator("#games-table tbody tr").count() == GAMES
+
+
+def test_the_viewer_fits_a_phone_and_a_laptop_screen(browser: Any, tmp_path: Path):
+    page_file = viewer_of(ROOT / "tests" / "golden" / "czech.jsonl", tmp_path)
+    for width, height in ((390, 844), (1280, 800)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))  # noqa: B023 - read before the next context
+        tab.goto(page_file.as_uri() + "#step=200")
+        overflow = tab.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"{width}x{height}: {overflow}px wider than the window"
+        assert tab.locator("#next").is_visible() and tab.locator("#seats .seat").count() == 3
+        if width == 1280:  # the whole table at once, no scrolling
+            box = tab.locator("#table").bounding_box()
+            assert box and box["y"] + box["height"] <= height
+        context.close()
+        assert not errors, errors
