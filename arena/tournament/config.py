@@ -70,6 +70,7 @@ from arena.settings import (
     command_problem,
     env_problem,
 )
+from arena.tournament.growth import Generation
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
@@ -112,6 +113,7 @@ class Tournament:
     twin_suits: str = "same"
     format: str = "round_robin"
     challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
+    history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -158,6 +160,8 @@ class Tournament:
             "failures": asdict(self.failures),
             "bots": [b.to_data() for b in self.bots],
         }
+        if self.history:
+            out["history"] = [g.to_data() for g in self.history]
         return out
 
 
@@ -427,7 +431,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers")
+             "sandbox", "twin_suits", "format", "challengers", "history")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -561,6 +565,7 @@ class _Checker:
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
         sandbox = self.boolean(data, "sandbox", (), default=True)
+        history = self.history(data, bots)
 
         if self.errors:
             return None
@@ -570,9 +575,36 @@ class _Checker:
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
             max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
+            history=history,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
+
+    def history(self, data: dict[str, Any], bots: tuple[BotSpec, ...] | None) -> tuple[Generation, ...]:
+        """``[[history]]``, written by ``arena run --resume`` when a tournament grew: earlier bots and deal-sets."""
+        raw = data.get("history", [])
+        if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
+            self.err(("history",), f"expected [[history]] tables (written by arena run), got {_describe(raw)}")
+            return ()
+        names = {b.name for b in bots or ()}
+        out: list[Generation] = []
+        for i, g in enumerate(raw):
+            extra = sorted(set(g) - {"bots", "deal_sets"})
+            if extra:
+                self.err(("history", i, extra[0]), "unknown key; a generation has bots and deal_sets")
+            gen_bots, gen_sets = g.get("bots"), g.get("deal_sets")
+            if not isinstance(gen_bots, list) or not gen_bots or not all(isinstance(b, str) for b in gen_bots):
+                self.err(("history", i, "bots"), f"expected the names of that generation's bots, got {_describe(gen_bots)}")
+                continue
+            if not isinstance(gen_sets, int) or isinstance(gen_sets, bool) or gen_sets < 1:
+                self.err(("history", i, "deal_sets"), f"expected a whole number of 1 or more, got {_describe(gen_sets)}")
+                continue
+            unknown = [b for b in gen_bots if b not in names]
+            if unknown and bots is not None:
+                self.err(("history", i, "bots"), f"{unknown[0]!r} is not one of the [[bots]]")
+                continue
+            out.append(Generation(tuple(gen_bots), gen_sets))
+        return tuple(out)
 
     def size(self, t: Tournament, deal_sets_given: bool) -> None:
         """Refuse a schedule of more than ``max_games`` games (a typo such as an extra digit)."""

@@ -53,7 +53,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,7 +61,7 @@ import psutil
 
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
-from arena.tournament import schedule
+from arena.tournament import growth, schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
 from arena.tournament.journal import (
     LOCK_FILE,
@@ -78,6 +78,7 @@ from arena.tournament.journal import (
 
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
 MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
+GROWS = ("bots", "deal_sets", "history")  # what --resume may change: the tournament grows (growth.py)
 POLL_S = 0.5              # how often the main process looks for dead workers
 
 
@@ -202,10 +203,15 @@ def prepare(t: Tournament, out: Path, resume: bool) -> bytes:
                            f"or --out to start a new folder")
         if resume:
             old = _read_resolved(out)
+            t = replace(t, history=old.history)  # the folder keeps the schedule's history, not the file
             where = {"base_dir": "", "output": "", "sandbox": True}  # the same games, however the folder was named or bots confined
             if old.to_toml_data() | where != t.to_toml_data() | where:
-                raise RunError(f"{out} holds a different tournament; --resume needs the same file "
-                               f"(or run with --out to start a new folder)")
+                keeps = sorted((set(old.to_toml_data()) | set(t.to_toml_data())) - {*where, *GROWS})
+                why = growth.growth_problem(old, t, keeps)
+                if why is not None:
+                    raise RunError(f"{out} holds a different tournament ({why}); --resume needs the same file, or "
+                                   "one with more deal_sets or more bots (or run with --out to start a new folder)")
+                write_resolved(growth.grown(old, t), out)  # the games played keep their indices
             return _key(out) or _first_key(out, held)
         key = _key(out) or _first_key(out, held)
     elif resume and (out / "journal.jsonl").exists():

@@ -35,6 +35,7 @@ seating i takes the i-th, so up to 24 seatings of a set never share one.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -45,6 +46,7 @@ from typing import Protocol
 
 from arena.integrity import derive_hex, derive_int
 from arena.rules.suits import ALL_SUIT_MAPS, SuitMap
+from arena.tournament import growth
 
 
 class ScheduleSource(Protocol):
@@ -271,7 +273,17 @@ def games_per_table(t: ScheduleSource) -> int:
 
 
 def total_games(t: ScheduleSource) -> int:
+    if getattr(t, "history", ()):
+        return growth.total_games(t, _tables_of, _per_set)
     return table_count(t) * games_per_table(t)
+
+
+def _tables_of(t: ScheduleSource) -> tuple[tuple[str, ...], ...]:
+    return tuple(_tables(t))
+
+
+def _per_set(t: ScheduleSource) -> int:
+    return len(seatings(t.seats, t.seating))
 
 
 def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
@@ -289,13 +301,28 @@ def game_at(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
     if not 0 <= index < total_games(t):
         raise IndexError(f"game index {index} out of range 0..{total_games(t) - 1}")
     perms = seatings(t.seats, t.seating)
+    if getattr(t, "history", ()):
+        return _grown_spec(t, index, key)
     rest, seating = divmod(index, len(perms))
     table, deal_set = divmod(rest, t.deal_sets)
     return _spec(key, index, table, table_at(t, table), deal_set, seating, perms[seating], t.twin_suits)
 
 
+def _grown_spec(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
+    """A game of a tournament that grew (``arena.tournament.growth``: one block of indices per generation)."""
+    generation, src, table, number, deal_set, seating = growth.locate(t, index, _tables_of, _per_set)
+    spec = _spec(key, index, number, table_at(src, table), deal_set, seating,
+                 seatings(t.seats, t.seating)[seating], t.twin_suits)
+    if generation == 0:
+        return spec
+    return dataclasses.replace(spec, deal_seed=growth.deal_seed(key, generation, table, deal_set))
+
+
 def iter_games(t: ScheduleSource, key: bytes) -> Iterator[GameSpec]:
     """Every game in index order, lazily; deal seeds and ids under ``key``."""
+    if getattr(t, "history", ()):
+        yield from (game_at(t, i, key) for i in range(total_games(t)))
+        return
     perms = seatings(t.seats, t.seating)
     index = 0
     for table, bots in enumerate(_tables(t)):
