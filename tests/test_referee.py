@@ -180,11 +180,14 @@ def test_command_that_does_not_exist(tmp_path):
     assert f[0]["kind"] == "crash" and "could not start" in f[0]["reason"]
 
 
-def test_chatty_bot_log_is_capped(tmp_path):
+def test_chatty_bot_log_is_capped_and_keeps_the_latest_output(tmp_path):
     result, _ = run_game("basic", [misbehave("chatty"), "greedy"], tmp_path, seed=15, time_control=FAST)
     assert not result.failures[0]
     log = tmp_path / "logs" / "s0.log"
-    assert log.exists() and log.stat().st_size <= (1 << 20) + 200
+    older = tmp_path / "logs" / "s0.log.1"
+    assert log.exists() and older.exists()
+    assert log.stat().st_size <= 1 << 20 and older.stat().st_size <= 1 << 20  # 6 MiB written, 2 MiB kept
+    assert b"CHATTY END" in log.read_bytes() + older.read_bytes()  # the latest output, not only the first MiB
 
 
 def test_no_process_survives(tmp_path):

@@ -40,7 +40,7 @@ import psutil
 from arena.referee.channel import Channel
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, Limits
 
-LOG_CAP_BYTES = 1 << 20  # per bot log file
+LOG_CAP_BYTES = 1 << 20  # per bot log file; past it the file becomes NAME.log.1 and a new one starts
 
 
 def command_line(command: str) -> list[str]:
@@ -164,15 +164,27 @@ def log_path(log_dir: Path, name: str) -> Path:
 
 
 def log_tail(path: Path, lines: int = 5, max_bytes: int = 1024) -> str:
-    """The last ``lines`` lines of a bot's log, at most ``max_bytes`` of it ("" when there is none)."""
+    """The last ``lines`` lines of a bot's log, at most ``max_bytes`` of it ("" when there is none);
+    a log that was just rotated is read on from its older half (``NAME.log.1``)."""
+    data = _tail_bytes(path, max_bytes)
+    if len(data) < max_bytes:
+        data = _tail_bytes(rotated(path), max_bytes - len(data)) + data
+    kept = [line.rstrip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
+
+
+def rotated(path: Path) -> Path:
+    """Where the older half of a bot's log goes when the log reaches LOG_CAP_BYTES."""
+    return path.with_name(path.name + ".1")
+
+
+def _tail_bytes(path: Path, max_bytes: int) -> bytes:
     try:
         with open(path, "rb") as f:
             f.seek(max(0, f.seek(0, os.SEEK_END) - max_bytes))
-            data = f.read(max_bytes)
+            return f.read(max_bytes)
     except OSError:
-        return ""
-    kept = [line.rstrip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    return "\n".join(kept[-lines:])
+        return b""
 
 
 def tree_cpu_seconds(pids: list[int], reaped: bool = False) -> float:
@@ -239,7 +251,8 @@ class BotProcess:
         self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log_path, "ab")
-        self._log_written = 0
+        self._log_written = self._log.tell()  # a restarted bot goes on in the same file
+        self._log_lock = threading.Lock()  # the output copier and the referee's game separators
         to_bot_r, to_bot_w = os.pipe()
         from_bot_r, from_bot_w = os.pipe()
         log_r, log_w = os.pipe()
@@ -286,17 +299,21 @@ class BotProcess:
             os.close(fd)
 
     def write_log(self, data: bytes) -> None:
-        room = LOG_CAP_BYTES - self._log_written
-        if room <= 0:
-            return
-        try:
-            if len(data) > room:
-                data = data[:room] + b"\n[log capped at %d bytes]\n" % LOG_CAP_BYTES
-            self._log.write(data)
-            self._log.flush()
-            self._log_written += len(data)
-        except (OSError, ValueError):
-            pass
+        """Append to the bot's log; at LOG_CAP_BYTES the log moves to NAME.log.1 (replacing the one
+        before) and a new one starts, so at most twice the cap is kept and it is always the latest."""
+        with self._log_lock:
+            try:
+                if self._log_written + len(data) > LOG_CAP_BYTES and self._log_written:
+                    self._log.close()
+                    os.replace(self.log_path, rotated(self.log_path))
+                    self._log = open(self.log_path, "wb")
+                    self._log_written = 0
+                data = data[-LOG_CAP_BYTES:]
+                self._log.write(data)
+                self._log.flush()
+                self._log_written += len(data)
+            except (OSError, ValueError):
+                pass
 
     # -- status ----------------------------------------------------------------------
     def alive(self) -> bool:
@@ -397,11 +414,8 @@ class BotProcess:
             return True
         if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds):
             return False
-        try:
-            tail = self.log_path.read_bytes()[-2000:]
-        except OSError:
-            return False
-        return any(s in tail for s in (b"MemoryError", b"Cannot allocate memory", b"bad_alloc", b"out of memory"))
+        tail = log_tail(self.log_path, lines=40, max_bytes=2000)
+        return any(s in tail for s in ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory"))
 
     # -- ending ------------------------------------------------------------------------
     def kill(self) -> None:

@@ -19,7 +19,7 @@ Usage: misbehave.py MODE [--endpoint E --token T]; it plays legal moves
   flood         sends 200 stale messages at its 3rd request, then answers
   exit_clean    exits with code 0 at its 4th request
   late          answers late (past limit + bank) at its 3rd request, then on time
-  chatty        writes 3 MiB to stdout and stderr at start, then behaves
+  chatty        writes 3 MiB to stdout and stderr at start (then a last line, CHATTY END), then behaves
   crash_random  exits with code 4 at a random request (1..40, seeded by its token)
   sigstop       stops itself with SIGSTOP at its 3rd request
   fork_child    forks a child that leaves the process group and sleeps holding the
@@ -70,7 +70,9 @@ def main() -> int:
         for _ in range(3 * 1024):
             sys.stdout.write(chunk)
             sys.stderr.write(chunk)
+        sys.stderr.write("CHATTY END: the latest line of its output\n")
         sys.stdout.flush()
+        sys.stderr.flush()
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
