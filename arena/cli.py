@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -801,24 +802,33 @@ def _done_count(folder: Path) -> int:
 
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line."""
-    from arena.integrity import KeyFileError
     from arena.tournament import standings
+
+    with _reading_results(folder, f"arena standings {folder}"):
+        st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
+    for why in st.set_aside:
+        typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+    return standings.render_standings(st, fmt, wide)
+
+
+@contextmanager
+def _reading_results(folder: Path, retry: str) -> Iterator[None]:
+    """Whatever stops a results folder from being read becomes one sentence and exit 2 (a sentence per
+    bad journal line, with ``retry``: the command that sets them aside)."""
+    from arena.integrity import KeyFileError
     from arena.tournament.config import ConfigFileError
     from arena.tournament.journal import BadJournal, JournalError
 
     try:
-        st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
-        for why in st.set_aside:
-            typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
-        return standings.render_standings(st, fmt, wide)
+        yield
     except BadJournal as e:
-        _bad_journal(e, f"arena standings {folder}")
+        _bad_journal(e, retry)
     except (JournalError, KeyFileError) as e:
         fail(str(e))
-    except OSError as e:
-        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
     except ConfigFileError as e:
         fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
+    except OSError as e:
+        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
 
 
 @app.command()
@@ -832,10 +842,8 @@ def games(
     """List the games of a results folder, with their record paths: all of them, a bot's, or the failed ones."""
     import msgspec
 
-    from arena.integrity import KeyFileError
     from arena.settings import FAILURE_KINDS
     from arena.tournament.games import GameFilter, describe, find_games
-    from arena.tournament.journal import BadJournal, JournalError
 
     if fmt not in ("text", "json"):
         fail(f"--format: expected text or json, got {fmt!r}")
@@ -843,14 +851,8 @@ def games(
         fail(f"--kind {kind!r}: expected one of {', '.join(FAILURE_KINDS)}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    try:
+    with _reading_results(folder, f"arena games {folder}"):
         found = find_games(folder, GameFilter(bot, failed, kind))
-    except BadJournal as e:
-        _bad_journal(e, f"arena games {folder}")
-    except (JournalError, KeyFileError) as e:
-        fail(str(e))
-    except OSError as e:
-        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
     if fmt == "json":
         typer.echo(msgspec.json.encode([{**msgspec.structs.asdict(g), "record_path": str(folder / g.record)
                                          if g.record else None} for g in found]).decode())
