@@ -4,7 +4,8 @@ They decide from an ``Observation`` alone (what a bot behind the protocol
 gets), so the sample bots are these policies behind the client library, and
 ``arena simulate`` runs them in-process.  Every play is checked with the
 engine's ``simulate_play`` before it is returned; if a plan turns out illegal
-the policy falls back to simpler plays, down to a plain legal discard.
+the policy falls back to simpler plays, down to the engine's safe move
+(``search.safe_play``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from arena.rules.cards import JOKER, Card, rank_of, suit_of
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
-from arena.rules.search import candidate_melds, candidate_shapes, finishing_play
+from arena.rules.search import candidate_melds, candidate_shapes, safe_play
 from arena.rules.turn import TurnView, simulate_play
 
 
@@ -38,19 +39,6 @@ def _legal(rules: RuleSet, view: TurnView, play: Play) -> bool:
 
 def _discardable(view: TurnView, cards: list[Card]) -> list[Card]:
     return [c for c in cards if not (view.took_discard and c == view.drawn)]
-
-
-def fallback_play(rules: RuleSet, view: TurnView) -> Play:
-    """The simplest legal play: discard the drawn card or the highest card, else search."""
-    order = ([view.drawn] if view.drawn is not None else []) + sorted(view.hand, reverse=True)
-    for c in _discardable(view, order):
-        p = Play((), c)
-        if _legal(rules, view, p):
-            return p
-    found = finishing_play(rules, view)
-    if found is None:
-        raise IllegalAction("no legal play found")
-    return found
 
 
 class RandomPolicy:
@@ -77,31 +65,12 @@ class RandomPolicy:
         for p in options:
             if _legal(self.rules, view, p):
                 return p
-        return fallback_play(self.rules, view)
-
-
-def _in_partial(c: Card, hand: list[Card], rules: RuleSet) -> bool:
-    """Whether ``c`` has a partner for a set or run in ``hand`` (two of a rank, or near in suit)."""
-    if is_wild_card(c, rules):
-        return True
-    r, s = rank_of(c), suit_of(c)
-    seen_self = False
-    for o in hand:
-        if o == c and not seen_self:
-            seen_self = True
-            continue
-        if o == JOKER:
-            continue
-        ro = rank_of(o)
-        if ro == r and (suit_of(o) != s or not rules.set_distinct_suits):
-            return True
-        if suit_of(o) == s and 0 < abs(ro - r) <= 2:
-            return True
-    return False
+        return safe_play(self.rules, view)
 
 
 def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
-    """``_in_partial(c, hand, rules)`` for every card of ``hand`` at once (same answers, less work)."""
+    """For every card of ``hand``: whether it has a partner for a set or run in ``hand`` (another
+    card of its rank, or of its suit one or two ranks away); a wild always has one."""
     rank_suits = [0] * 14  # rank -> bit mask of the suits held (jokers left out)
     suit_ranks = [0] * 4  # suit -> bit mask of the ranks held
     counts: dict[Card, int] = {}
@@ -183,7 +152,7 @@ class GreedyPolicy:
             p = self._finish(view, actions)
             if p is not None:
                 return p
-        return fallback_play(rules, view)
+        return safe_play(rules, view)
 
     def _plan(self, obs: Observation, view: TurnView) -> list[list[TableAction]]:
         """Candidate action lists, best first (the caller adds the discard and checks)."""

@@ -22,6 +22,7 @@ from arena.rules.options import (
 from arena.rules.presets import PRESETS
 from arena.rules.values import VALUE_TABLES
 from arena.selfplay import play_game, policies_for
+from tests.engine_helpers import card_count
 
 PRESET_NAMES = ("basic", "international", "parlett", "czech", "german", "wrotham")
 
@@ -343,7 +344,7 @@ def test_9_a_game_at_the_largest_values_plays_to_its_end() -> None:
         "wilds_at_most_naturals": False,
     })
     game, _ = play_game(r, policies_for(r, ("greedy", "random") * 3 + ("greedy",), 3), 3)
-    assert game.over and game.card_count() == game.deck_size
+    assert game.over and card_count(game) == game.deck_size
     assert Game(r, 7, 1).deck_size == 4 * 52 + 16
 
 

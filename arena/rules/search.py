@@ -1,8 +1,8 @@
 """Finding melds in a hand, and a legal way to finish a turn.
 
 Used by the engine where a rule depends on whether something is possible
-(taking the discard needs a legal finish, RULES 3.1; the referee's default
-move) and by the built-in policies.  The searches are bounded; every play
+(taking the discard needs a legal finish, RULES 3.1), for the safe move
+(``safe_play``: the referee's default move) and by the built-in policies.  The searches are bounded; every play
 they return has been checked with ``simulate_play``.
 """
 
@@ -194,6 +194,23 @@ def _discards(view: TurnView, rest: list[Card]) -> list[Card | None]:
     if view.took_discard:
         options = [c for c in options if c != view.drawn]
     return [*options, None]
+
+
+def safe_play(rules: RuleSet, view: TurnView) -> Play:
+    """The safe move: discard the drawn card where legal, else another legal discard
+    (highest first), else a legal finish; IllegalAction if the search finds none.
+
+    The referee's ``default`` move (docs/ARCHITECTURE.md section 4) and the policies' last resort.
+    """
+    order = [view.drawn] if view.drawn is not None and not view.took_discard else []
+    for c in order + _discards(view, view.hand)[:-1]:
+        p = Play((), c)
+        if _try(rules, view, p):
+            return p
+    found = finishing_play(rules, view)
+    if found is None:  # a checked draw leaves a finish (RULES 3.1)
+        raise IllegalAction("no legal play found")
+    return found
 
 
 def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:
