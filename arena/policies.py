@@ -102,13 +102,14 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
 _NEAR = [0] + [sum(1 << q for q in (r - 2, r - 1, r + 1, r + 2) if q >= 0) for r in range(1, 14)]
 
 
-def _accepting(meld: TableMeld) -> list[Card]:
+def _accepting(meld: TableMeld) -> tuple[Card, ...]:
     """The natural cards that might be laid off on ``meld``: its rank, or the cards just past its ends."""
     if meld.kind == "set":
-        return [meld.rank * 4 + s for s in range(4)]
+        r = meld.rank * 4
+        return r, r + 1, r + 2, r + 3
     below = (meld.low - 2) % 13 + 1  # position_rank(low - 1)
     above = (meld.low + len(meld.cards) - 1) % 13 + 1  # position_rank(low + n)
-    return [below * 4 + meld.suit, above * 4 + meld.suit]
+    return below * 4 + meld.suit, above * 4 + meld.suit
 
 
 class GreedyPolicy:
@@ -157,20 +158,40 @@ class GreedyPolicy:
     def _plan(self, obs: Observation, view: TurnView) -> list[list[TableAction]]:
         """Candidate action lists, best first (the caller adds the discard and checks)."""
         rules = self.rules
-        seat = obs.seat
-        hand = list(view.hand)
-        cands = candidate_shapes(hand, rules)
+        cands = candidate_shapes(view.hand, rules)
         if not cands and not (view.opened or rules.initial_meld == 0):
             return [[]]
-        scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
-        opened = view.opened
         limit = rules.melds_per_turn if rules.melds_per_turn and not obs.must_go_out_to_meld else 99
-        chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
-        rest = list(hand)
-        if opened:
+        chosen, rest = self._choose_melds(view, cands, limit)
+        melds_now = view.opened or bool(chosen)
+        actions: list[TableAction] = [Meld(m) for m, _ in chosen]
+        table = self._table_after(view, chosen)
+        layoffs: list[TableAction] = []
+        swaps: list[TableAction] = []
+        if (melds_now or rules.initial_meld == 0) and (rules.layoff != "after_own_meld" or any(m.owner == view.seat for m in table)):
+            layoffs = self._plan_layoffs(view.seat, table, rest)
+            if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
+                swaps = self._plan_swaps(table[: len(view.melds)], rest)
+        full = actions + layoffs + swaps
+        options = [full, []] if obs.must_go_out_to_meld else [full, actions + layoffs, actions, []]
+        seen: list[list[TableAction]] = []
+        for o in options:
+            if o not in seen:
+                seen.append(o)
+        return seen
+
+    def _choose_melds(self, view: TurnView, cands: list[tuple[tuple[Card, ...], TableMeld]],
+                      limit: int) -> tuple[list[tuple[tuple[Card, ...], TableMeld]], list[Card]]:
+        """Disjoint candidate melds, longest (once opened) or most valuable first, up to ``limit``;
+        none if they do not reach the opening requirement.  Returns them and the cards left."""
+        rules = self.rules
+        scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
+        if view.opened:
             scored.sort(key=lambda x: (-len(x[0]), -x[2]))
         else:
             scored.sort(key=lambda x: -x[2])
+        chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
+        rest = list(view.hand)
         total = 0
         for m, shape, value in scored:
             if len(chosen) >= limit:
@@ -184,72 +205,84 @@ class GreedyPolicy:
             rest = trial
             chosen.append((m, shape))
             total += value
-        if not opened and total < view.requirement:
-            chosen, rest = [], list(hand)
-        melds_now = opened or bool(chosen)
-        actions: list[TableAction] = [Meld(m) for m, _ in chosen]
-        # lay-offs onto table melds and the new ones
-        table = list(view.melds)  # a lay-off below replaces a meld by a changed copy
+        if not view.opened and total < view.requirement:
+            return [], list(view.hand)
+        return chosen, rest
+
+    @staticmethod
+    def _table_after(view: TurnView, chosen: list[tuple[tuple[Card, ...], TableMeld]]) -> list[TableMeld]:
+        """The table with the chosen melds put down (copies: planned lay-offs replace melds by changed copies)."""
+        table = list(view.melds)
         for k, (_m, shape) in enumerate(chosen):
             shape = shape.copy()
-            shape.id, shape.owner = len(view.melds) + k, seat
+            shape.id, shape.owner = len(view.melds) + k, view.seat
             table.append(shape)
-        may_layoff = melds_now or rules.initial_meld == 0
-        has_own = any(m.owner == seat for m in table)
+        return table
+
+    def _plan_layoffs(self, seat: int, table: list[TableMeld], rest: list[Card]) -> list[TableAction]:
+        """Lay off what fits, naturals first and higher values first; ``table`` and ``rest`` follow."""
+        rules = self.rules
+        own_only = rules.layoff == "own"
+        allowed = [i for i, m in enumerate(table) if not own_only or m.owner == seat]
+        if not allowed:
+            return []
+        wild_rank = rules.wild_rank
+        wanted = {c for c in rest if c != JOKER and c >> 2 != wild_rank}  # the naturals (is_wild_card)
+        # natural card of the hand -> indices of the melds it might extend (a necessary
+        # condition; lay_off decides), kept up to date as lay-offs change the melds
+        accept: dict[Card, list[int]] = {}
+        for i in allowed:
+            for k in _accepting(table[i]):
+                if k in wanted:
+                    if k in accept:
+                        accept[k].append(i)
+                    else:
+                        accept[k] = [i]
         layoffs: list[TableAction] = []
-        swaps: list[TableAction] = []
-        if may_layoff and (rules.layoff != "after_own_meld" or has_own):
-            own_only = rules.layoff == "own"
-            allowed = [i for i, m in enumerate(table) if not own_only or m.owner == seat]
-            # natural card -> indices of the melds it might extend (a necessary condition;
-            # lay_off decides), kept up to date as lay-offs change the melds
-            accept: dict[Card, list[int]] = {}
-            for i in allowed:
-                for k in _accepting(table[i]):
-                    accept.setdefault(k, []).append(i)
-            wild_rank = rules.wild_rank
-            for c in sorted(rest, key=self._layoff_order.__getitem__):
-                if c == JOKER or c >> 2 == wild_rank:  # is_wild_card
-                    tries = allowed
-                else:
-                    found = accept.get(c)
-                    if not found:
-                        continue
-                    tries = sorted(found) if len(found) > 1 else found
-                for i in tries:
-                    target = table[i]
-                    trial_meld = target.copy()
-                    try:
-                        lay_off(trial_meld, c, rules)
-                    except MeldError:
-                        continue
-                    table[i] = trial_meld
-                    for k in _accepting(target):
+        for c in sorted(rest, key=self._layoff_order.__getitem__):
+            if c not in wanted:
+                tries = allowed
+            else:
+                found = accept.get(c)
+                if not found:
+                    continue
+                tries = sorted(found) if len(found) > 1 else found
+            for i in tries:
+                target = table[i]
+                trial_meld = target.copy()
+                try:
+                    lay_off(trial_meld, c, rules)
+                except MeldError:
+                    continue
+                table[i] = trial_meld
+                for k in _accepting(target):
+                    if k in wanted:
                         accept[k].remove(i)
-                    for k in _accepting(trial_meld):
+                for k in _accepting(trial_meld):
+                    if k in wanted:
                         accept.setdefault(k, []).append(i)
-                    layoffs.append(LayOff(target.id, (c,)))
-                    rest.remove(c)
+                layoffs.append(LayOff(target.id, (c,)))
+                rest.remove(c)
+                break
+        return layoffs
+
+    def _plan_swaps(self, table: list[TableMeld], rest: list[Card]) -> list[TableAction]:
+        """Take back a wild of a run on the table with the natural card it stands for (one per meld)."""
+        if self.rules.swapped_wild_must_be_melded:
+            return []
+        swaps: list[TableAction] = []
+        for target in table:
+            if target.kind != "run":
+                continue
+            for i, w in enumerate(target.wild):
+                if not w:
+                    continue
+                want = target.stands_for(i)
+                if want in rest:
+                    swaps.append(Swap(target.id, want))
+                    rest.remove(want)
                     break
-            if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
-                for target in table[: len(view.melds)]:
-                    for i, w in enumerate(target.wild):
-                        if not w or target.kind != "run":
-                            continue
-                        want = target.stands_for(i)
-                        if want in rest and not rules.swapped_wild_must_be_melded:
-                            swaps.append(Swap(target.id, want))
-                            rest.remove(want)
-                            break
-        full = actions + layoffs + swaps
-        options = [full, actions + layoffs, actions, []]
-        if obs.must_go_out_to_meld:
-            options = [full, []]
-        seen: list[list[TableAction]] = []
-        for o in options:
-            if o not in seen:
-                seen.append(o)
-        return seen
+        return swaps
 
     def _finish(self, view: TurnView, actions: list[TableAction]) -> Play | None:
         """Add the best discard to ``actions`` and return the play if legal."""
@@ -265,6 +298,8 @@ class GreedyPolicy:
                         rest.remove(c)
         except ValueError:
             return None
+        if actions and len(rest) > 1 and view.deal in rules.meld_all_at_once_deals:
+            return None  # table play here only in a turn that goes out (RULES 3.5): no discard can help
         if not rest:
             p = Play(tuple(actions), None)
             return p if _legal(rules, view, p) else None

@@ -300,14 +300,16 @@ def test_any_option_mix_plays_legal_conserving_games(case: tuple[str, int, dict[
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, "2"]), size=st.integers(1, 15), data=st.data())
-def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wild: str | None, size: int, data: st.DataObject) -> None:
+@given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, "2"]), ace=st.sampled_from([None, "wrap", "high_or_low"]),
+       size=st.integers(1, 15), data=st.data())
+def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wild: str | None, ace: str | None, size: int,
+                                                                data: st.DataObject) -> None:
     """The policy's speed-ups (``_partials``, ``candidate_shapes``) change no decision."""
     from arena.policies import _partials
     from arena.rules.melds import form_meld
     from arena.rules.search import candidate_shapes
 
-    rules = resolve(preset, {"wild_rank": wild} if wild else None)
+    rules = resolve(preset, {**({"wild_rank": wild} if wild else {}), **({"ace": ace} if ace else {})} or None)
     deck = full_deck(2, 4)
     hand = data.draw(st.lists(st.sampled_from(deck), min_size=size, max_size=size))
     fast = _partials(hand, rules)
