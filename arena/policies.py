@@ -185,7 +185,10 @@ class GreedyPolicy:
         """Disjoint candidate melds, longest (once opened) or most valuable first, up to ``limit``;
         none if they do not reach the opening requirement.  Returns them and the cards left."""
         rules = self.rules
-        scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
+        if len(cands) < 2 and (view.opened or not view.requirement):  # no order to find, no total to reach
+            scored = [(m, shape, 0) for m, shape in cands]
+        else:
+            scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
         if view.opened:
             scored.sort(key=lambda x: (-len(x[0]), -x[2]))
         else:
@@ -305,12 +308,20 @@ class GreedyPolicy:
             return p if _legal(rules, view, p) else None
         partial = _partials(rest, rules)
         values = self._values
-        ordered = sorted(
-            _discardable(view, [c for c in rest if c != JOKER] or rest),
-            key=lambda c: (partial[c], -values[c]),
-        )
-        for c in ordered[:3]:
-            p = Play(tuple(actions), c)
+
+        def worst_first(c: Card) -> tuple[bool, int]:  # in no partial meld, then highest value
+            return partial[c], -values[c]
+
+        choices = _discardable(view, [c for c in rest if c != JOKER] or rest)
+        if not choices:
+            return None
+        table_play = tuple(actions)
+        first = min(choices, key=worst_first)  # what a stable sort puts first
+        p = Play(table_play, first)
+        if _legal(rules, view, p):
+            return p
+        for c in sorted(choices, key=worst_first)[1:3]:
+            p = Play(table_play, c)
             if _legal(rules, view, p):
                 return p
         return None

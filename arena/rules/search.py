@@ -123,8 +123,8 @@ def _sets(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
     wilds = pools.wilds
     out: list[_Candidate] = []
     for rank, cards in pools.by_rank.items():
-        if len(cards) < 3 and not wilds:
-            continue
+        if len(cards) < 3 and (not wilds or len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) < 3):
+            continue  # too few even before repeated suits are dropped
         if rules.set_distinct_suits:
             cards = list({suit_of(c): c for c in cards}.values())
         cards = cards[: rules.set_max]
@@ -153,6 +153,8 @@ def _runs(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
             starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
         for start in starts:
             last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
+            if not (present[start + 1] or present[start + 2]):
+                continue  # a lone card: no wild fills two gaps in a row, nor one gap and an end
             if pools.wilds:
                 found = _run_with_wilds(suit, start, last, present, pools.wilds, wrap, rules)
             else:
