@@ -73,14 +73,12 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
     card of its rank, or of its suit one or two ranks away); a wild always has one."""
     rank_suits = [0] * 14  # rank -> bit mask of the suits held (jokers left out)
     suit_ranks = [0] * 4  # suit -> bit mask of the ranks held
-    counts: dict[Card, int] = {}
     for o in hand:
-        if o == JOKER:
-            continue
-        counts[o] = counts.get(o, 0) + 1
-        rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
-        suit_ranks[o & 3] |= 1 << (o >> 2)
-    distinct = rules.set_distinct_suits
+        if o != JOKER:
+            rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
+            suit_ranks[o & 3] |= 1 << (o >> 2)
+    # an equal card is a partner where suits may repeat in a set
+    twice = set() if rules.set_distinct_suits else {c for i, c in enumerate(hand) if c in hand[i + 1:]}
     wild_rank = rules.wild_rank
     out: dict[Card, bool] = {}
     for c in hand:
@@ -90,11 +88,10 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
         if c == JOKER or r == wild_rank:
             out[c] = True
             continue
-        near = suit_ranks[s]
         out[c] = bool(
             rank_suits[r] & ~(1 << s)  # the same rank in another suit
-            or (not distinct and counts[c] >= 2)  # an equal card, where suits may repeat
-            or near & _NEAR[r]  # the same suit, one or two ranks away
+            or c in twice
+            or suit_ranks[s] & _NEAR[r]  # the same suit, one or two ranks away
         )
     return out
 

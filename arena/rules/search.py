@@ -78,22 +78,20 @@ class _Pools:
 
     def __init__(self, hand: list[Card], wild_rank: int | None) -> None:
         self.wilds: list[Card] = []
-        self.by_rank: dict[int, list[Card]] = {}
-        self.by_suit: dict[int, set[int]] = {}
+        self.by_rank: dict[int, list[Card]] = {}  # in the order first seen, as is every dict here
+        self.by_suit: dict[int, int] = {}  # suit -> bit mask of the ranks held (bit r for rank r)
+        by_rank, by_suit = self.by_rank, self.by_suit
         for c in hand:
             r = c >> 2  # rank_of
             if c == JOKER or r == wild_rank:
                 self.wilds.append(c)
                 continue
-            if r in self.by_rank:
-                self.by_rank[r].append(c)
+            if r in by_rank:
+                by_rank[r].append(c)
             else:
-                self.by_rank[r] = [c]
+                by_rank[r] = [c]
             s = c & 3  # suit_of
-            if s in self.by_suit:
-                self.by_suit[s].add(r)
-            else:
-                self.by_suit[s] = {r}
+            by_suit[s] = by_suit.get(s, 0) | 1 << r
 
 
 def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...], TableMeld]]:
@@ -141,15 +139,16 @@ def _runs(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
     wrap = rules.ace == "wrap"
     out: list[_Candidate] = []
     for suit, ranks in pools.by_suit.items():
-        if not pools.wilds and not wrap and not _has_three_in_a_row(ranks, top):
+        if not pools.wilds and not wrap:
+            out += _natural_runs(suit, ranks, top)
             continue
         # present[p]: the hand has the card at run position p (positions past 13 go round
         # under wrap; under high_or_low position 14 is the ace above the king)
         if wrap:
-            present = [r in ranks for r in _WRAP_RANKS]
+            present = [bool(ranks >> r & 1) for r in _WRAP_RANKS]
             starts = [p for p in range(1, 14) if present[p] and not present[p - 1]] or [1]
         else:
-            present = [False] + [r in ranks for r in _RANK_RANGE] + [top == 14 and 1 in ranks, False, False]
+            present = [False] + [bool(ranks >> r & 1) for r in _RANK_RANGE] + [top == 14 and bool(ranks & 2), False, False]
             starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
         for start in starts:
             last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
@@ -164,13 +163,24 @@ def _runs(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
     return out
 
 
-def _has_three_in_a_row(ranks: set[int], top: int) -> bool:
-    mask = 0
-    for r in ranks:
-        mask |= 1 << r
-    if top == 14 and mask & 2:
-        mask |= 1 << 14  # the ace above the king
-    return bool(mask & (mask >> 1) & (mask >> 2))
+def _natural_runs(suit: int, ranks: int, top: int) -> list[_Candidate]:
+    """Every natural stretch of three or more in one suit (``ranks``: bit mask), lowest first.
+
+    Bit p of the mask is run position p; under high_or_low bit 14 is the ace above the king.
+    """
+    mask = ranks | (ranks & 2) << 13 if top == 14 else ranks
+    starts = mask & ~(mask << 1) & (mask >> 1) & (mask >> 2)  # p held, p-1 not, p+1 and p+2 held
+    out: list[_Candidate] = []
+    while starts:
+        bit = starts & -starts
+        starts ^= bit
+        start = bit.bit_length() - 1
+        last = min(top, start + 12)  # 13 ranks at most: each card once
+        p = start
+        while p <= last and mask >> p & 1:
+            p += 1
+        out.append((tuple(make(position_rank(q), suit) for q in range(start, p)), RUN, (suit, start)))
+    return out
 
 
 def _natural_run(suit: int, start: int, last: int, present: list[bool]) -> _Candidate | None:
