@@ -272,7 +272,7 @@ class GreedyPolicy:
             return []
         swaps: list[TableAction] = []
         for target in table:
-            if target.kind != "run":
+            if target.kind != "run" or True not in target.wild:
                 continue
             for i, w in enumerate(target.wild):
                 if not w:

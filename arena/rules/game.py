@@ -376,7 +376,8 @@ class Game:
         top = self.discard[-1]
         s = self.current
         only_to_open = not self.opened[s] and self.rules.take_discard_before_opening == "only_to_open"
-        if not only_to_open and any(c != top for c in self.hands[s]):
+        hand = self.hands[s]
+        if not only_to_open and hand.count(top) < len(hand):
             return True  # a card other than the taken one can be discarded
         view = TurnView(s, self.deal_no, self.hands[s] + [top], self.melds, self.opened[s], self.requirement(s),
                         top, True, self.played_before[s])
@@ -433,9 +434,12 @@ class Game:
     # ------------------------------------------------------------------- play
     def verify_play(self, play: Play) -> CheckedPlay:
         """The play checked against the state now (IllegalAction if illegal); changes nothing."""
+        return CheckedPlay(play, self._outcome(play), self, len(self.log))
+
+    def _outcome(self, play: Play) -> TurnOutcome:
         if self.phase is not Phase.PLAY:
             raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
-        return CheckedPlay(play, simulate_play(self.rules, self.turn_view(), play), self, len(self.log))
+        return simulate_play(self.rules, self.turn_view(), play)
 
     def can_play(self, play: Play) -> bool:
         try:
@@ -450,7 +454,7 @@ class Game:
             play, outcome = checked.play, checked.outcome
         else:
             play = checked.play if isinstance(checked, CheckedPlay) else checked
-            outcome = self.verify_play(play).outcome
+            outcome = self._outcome(play)
         start = len(self.log)
         seat = self.current
         self.hands[seat] = outcome.hand
