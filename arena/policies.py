@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
-from arena.rules.cards import JOKER, Card, rank_of, suit_of
+from arena.rules.cards import JOKER, Card
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
@@ -132,11 +132,12 @@ class GreedyPolicy:
         if obs.must_go_out_to_meld:
             return STOCK
         hand = obs.hand
-        r, s = rank_of(top), suit_of(top)
-        same_rank = {suit_of(c) for c in hand if c != JOKER and rank_of(c) == r and (suit_of(c) != s or not self.rules.set_distinct_suits)}
+        r, s = top >> 2, top & 3  # rank_of, suit_of (as below)
+        distinct = self.rules.set_distinct_suits
+        same_rank = {c & 3 for c in hand if c != JOKER and c >> 2 == r and (c & 3 != s or not distinct)}
         if len(same_rank) >= 2:
             return DISCARD
-        suited = {rank_of(c) for c in hand if c != JOKER and suit_of(c) == s}
+        suited = {c >> 2 for c in hand if c != JOKER and c & 3 == s}
         if (r - 1 in suited and r + 1 in suited) or (r - 1 in suited and r - 2 in suited) or (r + 1 in suited and r + 2 in suited):
             return DISCARD
         return STOCK

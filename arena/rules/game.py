@@ -347,9 +347,9 @@ class Game:
         mine = seat == self.current
         # positional arguments, in the field order of Observation (this is on the hot path)
         return Observation(
-            seat, self.deal_no, self.turn + 1, self.phase.value, self.dealer, self.current, list(self.hands[seat]),
+            seat, self.deal_no, self.turn + 1, self.phase._value_, self.dealer, self.current, list(self.hands[seat]),
             self.drawn if mine else None, self.took_discard if mine else False,
-            list(self.discard), len(self.stock), [len(h) for h in self.hands], list(self.totals),
+            list(self.discard), len(self.stock), list(map(len, self.hands)), list(self.totals),
             list(self.in_game), list(self.opened), list(self.melds), self.requirement(seat), self.rebuilds,
             self.deal_no in self.rules.meld_all_at_once_deals, self.played_before[seat],
             self.legal_draws() if mine else [],
