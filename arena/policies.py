@@ -250,6 +250,8 @@ class GreedyPolicy:
                 tries = sorted(found) if len(found) > 1 else found
             for i in tries:
                 target = table[i]
+                if c == JOKER and self._wilds_full(target):
+                    continue  # lay_off would refuse it (RULES 4.3)
                 trial_meld = target.copy()
                 try:
                     lay_off(trial_meld, c, rules)
@@ -266,6 +268,14 @@ class GreedyPolicy:
                 rest.remove(c)
                 break
         return layoffs
+
+    def _wilds_full(self, meld: TableMeld) -> bool:
+        """Whether one more wild would break a wild limit of ``meld`` (RULES 4.3)."""
+        rules = self.rules
+        wilds = sum(meld.wild)
+        if rules.max_wilds_per_meld and wilds >= rules.max_wilds_per_meld:
+            return True
+        return rules.wilds_at_most_naturals and wilds + 1 > len(meld.wild) - wilds
 
     def _plan_swaps(self, table: list[TableMeld], rest: list[Card]) -> list[TableAction]:
         """Take back a wild of a run on the table with the natural card it stands for (one per meld)."""
