@@ -4,7 +4,8 @@ They decide from an ``Observation`` alone (what a bot behind the protocol
 gets), so the sample bots are these policies behind the client library, and
 ``arena simulate`` runs them in-process.  Every play is checked with the
 engine's ``simulate_play`` before it is returned; if a plan turns out illegal
-the policy falls back to simpler plays, down to a plain legal discard.
+the policy falls back to simpler plays, down to the engine's safe move
+(``search.safe_play``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
-from arena.rules.cards import JOKER, Card, rank_of, suit_of
+from arena.rules.cards import JOKER, Card
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
-from arena.rules.search import candidate_melds, candidate_shapes, finishing_play
+from arena.rules.search import candidate_melds, candidate_shapes, safe_play
 from arena.rules.turn import TurnView, simulate_play
 
 
@@ -38,19 +39,6 @@ def _legal(rules: RuleSet, view: TurnView, play: Play) -> bool:
 
 def _discardable(view: TurnView, cards: list[Card]) -> list[Card]:
     return [c for c in cards if not (view.took_discard and c == view.drawn)]
-
-
-def fallback_play(rules: RuleSet, view: TurnView) -> Play:
-    """The simplest legal play: discard the drawn card or the highest card, else search."""
-    order = ([view.drawn] if view.drawn is not None else []) + sorted(view.hand, reverse=True)
-    for c in _discardable(view, order):
-        p = Play((), c)
-        if _legal(rules, view, p):
-            return p
-    found = finishing_play(rules, view)
-    if found is None:
-        raise IllegalAction("no legal play found")
-    return found
 
 
 class RandomPolicy:
@@ -77,41 +65,20 @@ class RandomPolicy:
         for p in options:
             if _legal(self.rules, view, p):
                 return p
-        return fallback_play(self.rules, view)
-
-
-def _in_partial(c: Card, hand: list[Card], rules: RuleSet) -> bool:
-    """Whether ``c`` has a partner for a set or run in ``hand`` (two of a rank, or near in suit)."""
-    if is_wild_card(c, rules):
-        return True
-    r, s = rank_of(c), suit_of(c)
-    seen_self = False
-    for o in hand:
-        if o == c and not seen_self:
-            seen_self = True
-            continue
-        if o == JOKER:
-            continue
-        ro = rank_of(o)
-        if ro == r and (suit_of(o) != s or not rules.set_distinct_suits):
-            return True
-        if suit_of(o) == s and 0 < abs(ro - r) <= 2:
-            return True
-    return False
+        return safe_play(self.rules, view)
 
 
 def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
-    """``_in_partial(c, hand, rules)`` for every card of ``hand`` at once (same answers, less work)."""
+    """For every card of ``hand``: whether it has a partner for a set or run in ``hand`` (another
+    card of its rank, or of its suit one or two ranks away); a wild always has one."""
     rank_suits = [0] * 14  # rank -> bit mask of the suits held (jokers left out)
     suit_ranks = [0] * 4  # suit -> bit mask of the ranks held
-    counts: dict[Card, int] = {}
     for o in hand:
-        if o == JOKER:
-            continue
-        counts[o] = counts.get(o, 0) + 1
-        rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
-        suit_ranks[o & 3] |= 1 << (o >> 2)
-    distinct = rules.set_distinct_suits
+        if o != JOKER:
+            rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
+            suit_ranks[o & 3] |= 1 << (o >> 2)
+    # an equal card is a partner where suits may repeat in a set
+    twice = set() if rules.set_distinct_suits else {c for i, c in enumerate(hand) if c in hand[i + 1:]}
     wild_rank = rules.wild_rank
     out: dict[Card, bool] = {}
     for c in hand:
@@ -121,11 +88,10 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
         if c == JOKER or r == wild_rank:
             out[c] = True
             continue
-        near = suit_ranks[s]
         out[c] = bool(
             rank_suits[r] & ~(1 << s)  # the same rank in another suit
-            or (not distinct and counts[c] >= 2)  # an equal card, where suits may repeat
-            or near & _NEAR[r]  # the same suit, one or two ranks away
+            or c in twice
+            or suit_ranks[s] & _NEAR[r]  # the same suit, one or two ranks away
         )
     return out
 
@@ -133,13 +99,14 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
 _NEAR = [0] + [sum(1 << q for q in (r - 2, r - 1, r + 1, r + 2) if q >= 0) for r in range(1, 14)]
 
 
-def _accepting(meld: TableMeld) -> list[Card]:
+def _accepting(meld: TableMeld) -> tuple[Card, ...]:
     """The natural cards that might be laid off on ``meld``: its rank, or the cards just past its ends."""
     if meld.kind == "set":
-        return [meld.rank * 4 + s for s in range(4)]
+        r = meld.rank * 4
+        return r, r + 1, r + 2, r + 3
     below = (meld.low - 2) % 13 + 1  # position_rank(low - 1)
     above = (meld.low + len(meld.cards) - 1) % 13 + 1  # position_rank(low + n)
-    return [below * 4 + meld.suit, above * 4 + meld.suit]
+    return below * 4 + meld.suit, above * 4 + meld.suit
 
 
 class GreedyPolicy:
@@ -165,11 +132,12 @@ class GreedyPolicy:
         if obs.must_go_out_to_meld:
             return STOCK
         hand = obs.hand
-        r, s = rank_of(top), suit_of(top)
-        same_rank = {suit_of(c) for c in hand if c != JOKER and rank_of(c) == r and (suit_of(c) != s or not self.rules.set_distinct_suits)}
+        r, s = top >> 2, top & 3  # rank_of, suit_of (as below)
+        distinct = self.rules.set_distinct_suits
+        same_rank = {c & 3 for c in hand if c != JOKER and c >> 2 == r and (c & 3 != s or not distinct)}
         if len(same_rank) >= 2:
             return DISCARD
-        suited = {rank_of(c) for c in hand if c != JOKER and suit_of(c) == s}
+        suited = {c >> 2 for c in hand if c != JOKER and c & 3 == s}
         if (r - 1 in suited and r + 1 in suited) or (r - 1 in suited and r - 2 in suited) or (r + 1 in suited and r + 2 in suited):
             return DISCARD
         return STOCK
@@ -183,25 +151,48 @@ class GreedyPolicy:
             p = self._finish(view, actions)
             if p is not None:
                 return p
-        return fallback_play(rules, view)
+        return safe_play(rules, view)
 
     def _plan(self, obs: Observation, view: TurnView) -> list[list[TableAction]]:
         """Candidate action lists, best first (the caller adds the discard and checks)."""
         rules = self.rules
-        seat = obs.seat
-        hand = list(view.hand)
-        cands = candidate_shapes(hand, rules)
+        cands = candidate_shapes(view.hand, rules)
         if not cands and not (view.opened or rules.initial_meld == 0):
             return [[]]
-        scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
-        opened = view.opened
         limit = rules.melds_per_turn if rules.melds_per_turn and not obs.must_go_out_to_meld else 99
-        chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
-        rest = list(hand)
-        if opened:
+        chosen, rest = self._choose_melds(view, cands, limit)
+        melds_now = view.opened or bool(chosen)
+        actions: list[TableAction] = [Meld(m) for m, _ in chosen]
+        table = self._table_after(view, chosen)
+        layoffs: list[TableAction] = []
+        swaps: list[TableAction] = []
+        if (melds_now or rules.initial_meld == 0) and (rules.layoff != "after_own_meld" or any(m.owner == view.seat for m in table)):
+            layoffs = self._plan_layoffs(view.seat, table, rest)
+            if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
+                swaps = self._plan_swaps(table[: len(view.melds)], rest)
+        full = actions + layoffs + swaps
+        options = [full, []] if obs.must_go_out_to_meld else [full, actions + layoffs, actions, []]
+        seen: list[list[TableAction]] = []
+        for o in options:
+            if o not in seen:
+                seen.append(o)
+        return seen
+
+    def _choose_melds(self, view: TurnView, cands: list[tuple[tuple[Card, ...], TableMeld]],
+                      limit: int) -> tuple[list[tuple[tuple[Card, ...], TableMeld]], list[Card]]:
+        """Disjoint candidate melds, longest (once opened) or most valuable first, up to ``limit``;
+        none if they do not reach the opening requirement.  Returns them and the cards left."""
+        rules = self.rules
+        if len(cands) < 2 and (view.opened or not view.requirement):  # no order to find, no total to reach
+            scored = [(m, shape, 0) for m, shape in cands]
+        else:
+            scored = [(m, shape, opening_value(shape, rules)) for m, shape in cands]
+        if view.opened:
             scored.sort(key=lambda x: (-len(x[0]), -x[2]))
         else:
             scored.sort(key=lambda x: -x[2])
+        chosen: list[tuple[tuple[Card, ...], TableMeld]] = []
+        rest = list(view.hand)
         total = 0
         for m, shape, value in scored:
             if len(chosen) >= limit:
@@ -215,72 +206,94 @@ class GreedyPolicy:
             rest = trial
             chosen.append((m, shape))
             total += value
-        if not opened and total < view.requirement:
-            chosen, rest = [], list(hand)
-        melds_now = opened or bool(chosen)
-        actions: list[TableAction] = [Meld(m) for m, _ in chosen]
-        # lay-offs onto table melds and the new ones
-        table = list(view.melds)  # a lay-off below replaces a meld by a changed copy
+        if not view.opened and total < view.requirement:
+            return [], list(view.hand)
+        return chosen, rest
+
+    @staticmethod
+    def _table_after(view: TurnView, chosen: list[tuple[tuple[Card, ...], TableMeld]]) -> list[TableMeld]:
+        """The table with the chosen melds put down (copies: planned lay-offs replace melds by changed copies)."""
+        table = list(view.melds)
         for k, (_m, shape) in enumerate(chosen):
             shape = shape.copy()
-            shape.id, shape.owner = len(view.melds) + k, seat
+            shape.id, shape.owner = len(view.melds) + k, view.seat
             table.append(shape)
-        may_layoff = melds_now or rules.initial_meld == 0
-        has_own = any(m.owner == seat for m in table)
+        return table
+
+    def _plan_layoffs(self, seat: int, table: list[TableMeld], rest: list[Card]) -> list[TableAction]:
+        """Lay off what fits, naturals first and higher values first; ``table`` and ``rest`` follow."""
+        rules = self.rules
+        own_only = rules.layoff == "own"
+        allowed = [i for i, m in enumerate(table) if not own_only or m.owner == seat]
+        if not allowed:
+            return []
+        wild_rank = rules.wild_rank
+        wanted = {c for c in rest if c != JOKER and c >> 2 != wild_rank}  # the naturals (is_wild_card)
+        # natural card of the hand -> indices of the melds it might extend (a necessary
+        # condition; lay_off decides), kept up to date as lay-offs change the melds
+        accept: dict[Card, list[int]] = {}
+        for i in allowed:
+            for k in _accepting(table[i]):
+                if k in wanted:
+                    if k in accept:
+                        accept[k].append(i)
+                    else:
+                        accept[k] = [i]
         layoffs: list[TableAction] = []
-        swaps: list[TableAction] = []
-        if may_layoff and (rules.layoff != "after_own_meld" or has_own):
-            own_only = rules.layoff == "own"
-            allowed = [i for i, m in enumerate(table) if not own_only or m.owner == seat]
-            # natural card -> indices of the melds it might extend (a necessary condition;
-            # lay_off decides), kept up to date as lay-offs change the melds
-            accept: dict[Card, list[int]] = {}
-            for i in allowed:
-                for k in _accepting(table[i]):
-                    accept.setdefault(k, []).append(i)
-            wild_rank = rules.wild_rank
-            for c in sorted(rest, key=self._layoff_order.__getitem__):
-                if c == JOKER or c >> 2 == wild_rank:  # is_wild_card
-                    tries = allowed
-                else:
-                    found = accept.get(c)
-                    if not found:
-                        continue
-                    tries = sorted(found) if len(found) > 1 else found
-                for i in tries:
-                    target = table[i]
-                    trial_meld = target.copy()
-                    try:
-                        lay_off(trial_meld, c, rules)
-                    except MeldError:
-                        continue
-                    table[i] = trial_meld
-                    for k in _accepting(target):
+        for c in sorted(rest, key=self._layoff_order.__getitem__):
+            if c not in wanted:
+                tries = allowed
+            else:
+                found = accept.get(c)
+                if not found:
+                    continue
+                tries = sorted(found) if len(found) > 1 else found
+            for i in tries:
+                target = table[i]
+                if c == JOKER and self._wilds_full(target):
+                    continue  # lay_off would refuse it (RULES 4.3)
+                trial_meld = target.copy()
+                try:
+                    lay_off(trial_meld, c, rules)
+                except MeldError:
+                    continue
+                table[i] = trial_meld
+                for k in _accepting(target):
+                    if k in wanted:
                         accept[k].remove(i)
-                    for k in _accepting(trial_meld):
+                for k in _accepting(trial_meld):
+                    if k in wanted:
                         accept.setdefault(k, []).append(i)
-                    layoffs.append(LayOff(target.id, (c,)))
-                    rest.remove(c)
+                layoffs.append(LayOff(target.id, (c,)))
+                rest.remove(c)
+                break
+        return layoffs
+
+    def _wilds_full(self, meld: TableMeld) -> bool:
+        """Whether one more wild would break a wild limit of ``meld`` (RULES 4.3)."""
+        rules = self.rules
+        wilds = sum(meld.wild)
+        if rules.max_wilds_per_meld and wilds >= rules.max_wilds_per_meld:
+            return True
+        return rules.wilds_at_most_naturals and wilds + 1 > len(meld.wild) - wilds
+
+    def _plan_swaps(self, table: list[TableMeld], rest: list[Card]) -> list[TableAction]:
+        """Take back a wild of a run on the table with the natural card it stands for (one per meld)."""
+        if self.rules.swapped_wild_must_be_melded:
+            return []
+        swaps: list[TableAction] = []
+        for target in table:
+            if target.kind != "run" or True not in target.wild:
+                continue
+            for i, w in enumerate(target.wild):
+                if not w:
+                    continue
+                want = target.stands_for(i)
+                if want in rest:
+                    swaps.append(Swap(target.id, want))
+                    rest.remove(want)
                     break
-            if rules.joker_swap != "none" and (melds_now if rules.joker_swap == "after_opening" or rules.initial_meld != 0 else True):
-                for target in table[: len(view.melds)]:
-                    for i, w in enumerate(target.wild):
-                        if not w or target.kind != "run":
-                            continue
-                        want = target.stands_for(i)
-                        if want in rest and not rules.swapped_wild_must_be_melded:
-                            swaps.append(Swap(target.id, want))
-                            rest.remove(want)
-                            break
-        full = actions + layoffs + swaps
-        options = [full, actions + layoffs, actions, []]
-        if obs.must_go_out_to_meld:
-            options = [full, []]
-        seen: list[list[TableAction]] = []
-        for o in options:
-            if o not in seen:
-                seen.append(o)
-        return seen
+        return swaps
 
     def _finish(self, view: TurnView, actions: list[TableAction]) -> Play | None:
         """Add the best discard to ``actions`` and return the play if legal."""
@@ -296,17 +309,27 @@ class GreedyPolicy:
                         rest.remove(c)
         except ValueError:
             return None
+        if actions and len(rest) > 1 and view.deal in rules.meld_all_at_once_deals:
+            return None  # table play here only in a turn that goes out (RULES 3.5): no discard can help
         if not rest:
             p = Play(tuple(actions), None)
             return p if _legal(rules, view, p) else None
         partial = _partials(rest, rules)
         values = self._values
-        ordered = sorted(
-            _discardable(view, [c for c in rest if c != JOKER] or rest),
-            key=lambda c: (partial[c], -values[c]),
-        )
-        for c in ordered[:3]:
-            p = Play(tuple(actions), c)
+
+        def worst_first(c: Card) -> tuple[bool, int]:  # in no partial meld, then highest value
+            return partial[c], -values[c]
+
+        choices = _discardable(view, [c for c in rest if c != JOKER] or rest)
+        if not choices:
+            return None
+        table_play = tuple(actions)
+        first = min(choices, key=worst_first)  # what a stable sort puts first
+        p = Play(table_play, first)
+        if _legal(rules, view, p):
+            return p
+        for c in sorted(choices, key=worst_first)[1:3]:
+            p = Play(table_play, c)
             if _legal(rules, view, p):
                 return p
         return None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
-from arena.rules.options import RulesError, RuleSet
+from arena.rules.options import RulesError, RuleSet, rules_from_data
 from arena.rules.record import RECORD_VERSION, Header
 from arena.rules.suits import SuitMapError, from_text
 
@@ -175,7 +175,7 @@ def _suits(value: Any, where: str) -> None:
 
 def _rules(data: dict[str, Any], where: str) -> RuleSet:
     try:
-        return RuleSet.from_data(data)
+        return rules_from_data(data)
     except (RulesError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise RecordError(f"{where}: header field 'rules' is not a valid rule set ({e})") from None
 

@@ -11,10 +11,11 @@ policies in this process (one core, no sockets), and measures:
 
 Anchors (random-play decisions/s of other gin rummy engines, as published):
 RLCard gin rummy ~12,500; OpenSpiel C++ gin rummy through Python ~41,000.
-Target: >= 20,000 decisions/s for basic greedy-vs-greedy (judged per CPU second,
-since wall-clock figures fall whenever other work shares the machine; the
-``sum(range(1000))`` calibration time printed with the table tells how fast
-this Python runs here).
+Target: >= 25,000 decisions/s greedy-vs-greedy for every preset, policy time
+included (judged per CPU second, since wall-clock figures fall whenever other
+work shares the machine).  Each row gives its ratio to the target and the
+``sum(range(1000))`` calibration time measured just before it, which tells how
+fast this Python ran at that moment (about 14 us on this machine when idle).
 
 Usage: ``python bench/engine.py [--games N] [--preset NAME ...] [--json]``.
 ``main()`` returns the figures as a dict (``bench/run`` imports it).
@@ -35,7 +36,7 @@ from arena.rules.presets import PRESETS
 from arena.selfplay import policies_for
 
 ANCHORS = {"rlcard_gin_rummy_random": 12_500, "openspiel_gin_rummy_python": 41_000}
-TARGET = {"preset": "basic", "decisions_per_s": 20_000}
+TARGET: dict[str, Any] = {"preset": "every", "decisions_per_s": 25_000}
 DEFAULT_GAMES = 200
 SEED = 1
 
@@ -88,6 +89,7 @@ def bench_preset(preset: str, games: int = DEFAULT_GAMES, seed: int = SEED, play
         "engine_share": round(engine / wall, 4),
         "policy_share": round(policy / wall, 4),
         "other_share": round(max(0.0, 1 - (engine + policy) / wall), 4),
+        "vs_target": round(decisions / cpu / TARGET["decisions_per_s"], 2),
         "vs_rlcard": round(decisions / wall / ANCHORS["rlcard_gin_rummy_random"], 2),
         "vs_openspiel": round(decisions / wall / ANCHORS["openspiel_gin_rummy_python"], 2),
     }
@@ -107,8 +109,10 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
     """Run the benchmark; print a table unless ``quiet``; return the figures."""
     names = presets or list(PRESETS)
     calib = calibration()
-    rows = [bench_preset(p, games) for p in names]
-    basic = next((r for r in rows if r["preset"] == TARGET["preset"]), None)
+    rows = []
+    for p in names:
+        before = calibration()
+        rows.append({**bench_preset(p, games), "calibration_us": before})
     result: dict[str, Any] = {
         "benchmark": "engine",
         "policies": "greedy vs greedy",
@@ -119,8 +123,8 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
         "target": TARGET,
         # judged on decisions per CPU second: wall-clock figures drop whenever other work
         # shares the machine (both are in the table)
-        "target_met": None if basic is None else basic["cpu_decisions_per_s"] >= TARGET["decisions_per_s"],
-        "target_met_wall_clock": None if basic is None else basic["decisions_per_s"] >= TARGET["decisions_per_s"],
+        "target_met": all(r["cpu_decisions_per_s"] >= TARGET["decisions_per_s"] for r in rows),
+        "target_met_wall_clock": all(r["decisions_per_s"] >= TARGET["decisions_per_s"] for r in rows),
         "presets": {r["preset"]: r for r in rows},
     }
     if not quiet:
@@ -129,22 +133,22 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
 
 
 def print_table(result: dict[str, Any]) -> None:
-    head = (f"{'preset':<14}{'games':>6}{'decisions':>10}{'dec/s':>10}{'cpu dec/s':>10}{'games/s':>9}"
-            f"{'engine':>8}{'policy':>8}{'vs RLCard':>10}{'vs OpenSpiel':>13}")
+    head = (f"{'preset':<14}{'games':>6}{'decisions':>10}{'dec/s':>10}{'cpu dec/s':>10}{'vs target':>10}{'games/s':>9}"
+            f"{'engine':>8}{'policy':>8}{'vs RLCard':>10}{'vs OpenSpiel':>13}{'calib us':>9}")
     print(f"engine benchmark: {result['policies']}, 2 players, one core, Python {result['python']}; "
           f"sum(range(1000)) takes {result['calibration_us_sum_range_1000']} us here")
     print(head)
     print("-" * len(head))
     for r in result["presets"].values():
         print(f"{r['preset']:<14}{r['games']:>6}{r['decisions']:>10}{r['decisions_per_s']:>10,.0f}"
-              f"{r['cpu_decisions_per_s']:>10,.0f}{r['games_per_s']:>9.1f}"
-              f"{r['engine_share']:>8.0%}{r['policy_share']:>8.0%}{r['vs_rlcard']:>9.2f}x{r['vs_openspiel']:>12.2f}x")
+              f"{r['cpu_decisions_per_s']:>10,.0f}{r['vs_target']:>9.2f}x{r['games_per_s']:>9.1f}"
+              f"{r['engine_share']:>8.0%}{r['policy_share']:>8.0%}{r['vs_rlcard']:>9.2f}x{r['vs_openspiel']:>12.2f}x"
+              f"{r['calibration_us']:>9.2f}")
     print(f"anchors: RLCard gin rummy ~{ANCHORS['rlcard_gin_rummy_random']:,} random decisions/s, "
           f"OpenSpiel C++ gin rummy via Python ~{ANCHORS['openspiel_gin_rummy_python']:,}; "
-          f"target >= {TARGET['decisions_per_s']:,} decisions/s for {TARGET['preset']}: "
-          + ("not measured" if result["target_met"] is None else
-             f"{'met' if result['target_met'] else 'NOT met'} per CPU second, "
-             f"{'met' if result['target_met_wall_clock'] else 'NOT met'} by the wall clock"))
+          f"target >= {TARGET['decisions_per_s']:,} decisions/s for every preset: "
+          f"{'met' if result['target_met'] else 'NOT met'} per CPU second, "
+          f"{'met' if result['target_met_wall_clock'] else 'NOT met'} by the wall clock")
 
 
 def _cli(argv: list[str] | None = None) -> int:

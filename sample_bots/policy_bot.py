@@ -14,7 +14,7 @@ import msgspec
 from arena.policies import Policy, make_policy
 from arena.rules.actions import play_to_data
 from arena.rules.observation import Observation
-from arena.rules.options import RuleSet
+from arena.rules.options import rules_from_data
 from protocol.client import Bot
 from protocol.messages import NewGame
 
@@ -28,7 +28,7 @@ class PolicyBot(Bot):
         self.policy: Policy | None = None
 
     def on_new_game(self, msg: NewGame) -> None:
-        rules = RuleSet.from_data(msg.rules)
+        rules = rules_from_data(msg.rules)
         self.policy = make_policy(self.policy_name, rules, zlib.crc32(f"{msg.game}/{msg.seat}".encode()))
 
     def _obs(self, observation: Any) -> Observation:

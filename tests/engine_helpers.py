@@ -1,8 +1,10 @@
 """Shared helpers for the engine tests: staging exact game situations.
 
-``stage`` builds a ``Game`` and then overwrites its state fields (hands, stock,
-discard pile, melds, opened flags, whose turn and phase ...) so that a test can
-put the engine in the precise situation a rule clause talks about.  Cards are
+``stage`` builds a ``Game`` at a chosen position (hands, stock, discard pile,
+melds, opened flags, whose turn and phase ...) through the public
+``Game.position`` / ``Game.from_position``, so that a test can put the engine in
+the precise situation a rule clause talks about; ``stacked_game`` deals chosen
+decks through an injected ``RandomSource``.  Cards are
 written as in RULES 1 (``"7H 8H JK"``); a trailing ``*`` marks a card of the
 wild rank used as a wild.
 """
@@ -11,13 +13,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
 from arena.rules.cards import parse
-from arena.rules.game import Game, Phase
+from arena.rules.chance import RandomSource, SeededSource, Shuffler
+from arena.rules.game import Game
 from arena.rules.melds import TableMeld, form_meld
 from arena.rules.options import RuleSet, resolve
 
@@ -78,57 +82,59 @@ def stage(
     deal_no: int | None = None,
     turn: int = 0,
     rebuilds: int = 0,
+    random_acts: int | None = None,
+    source: RandomSource | None = None,
+    **fields: Any,
 ) -> Game:
-    """A game in exactly the given situation (everything not given is left as dealt).
+    """A game in exactly the given situation (everything not given is as the seed dealt it).
 
-    ``stock`` and ``discard`` are written bottom first, so the last card is the
-    top.  ``melds`` is a list of ``(cards, owner)`` or ``(cards, owner, kind)``.
-    In the play phase ``drawn`` should already be in the hand.
+    Built through the public ``Game.position`` / ``Game.from_position``: the dealt
+    position with the given parts replaced.  ``stock`` and ``discard`` are written
+    bottom first, so the last card is the top.  ``melds`` is a list of ``(cards,
+    owner)`` or ``(cards, owner, kind)``.  In the play phase ``drawn`` should already
+    be in the hand.  Other ``Position`` fields may be given by name (lists for tuples).
     """
     r = rules if isinstance(rules, RuleSet) else resolve(rules)
-    g = Game(r, players, seed)
+    dealt = Game(r, players, seed).position()
+    changes: dict[str, Any] = {
+        "current": current, "phase": phase, "skip_draw": None, "drawn": None if drawn is None else parse(drawn),
+        "took_discard": took_discard, "turn": turn, "rebuilds": rebuilds,
+    }
+    if random_acts is not None:
+        changes["random_acts"] = random_acts
     if hands is not None:
-        items = hands.items() if isinstance(hands, dict) else enumerate(hands)
-        for s, h in items:
-            g.hands[s] = cards(h)
+        new_hands = list(dealt.hands)
+        for s, h in (hands.items() if isinstance(hands, dict) else enumerate(hands)):
+            new_hands[s] = tuple(cards(h))
+        changes["hands"] = tuple(new_hands)
     if stock is not None:
-        g.stock = cards(stock)
+        changes["stock"] = tuple(cards(stock))
     if discard is not None:
-        g.discard = cards(discard)
+        changes["discard"] = tuple(cards(discard))
     if melds is not None:
-        g.melds = []
-        for i, spec in enumerate(melds):
-            kind = spec[2] if len(spec) == 3 else None
-            g.melds.append(table_meld(r, spec[0], owner=spec[1], mid=i, kind=kind))
+        changes["melds"] = tuple(table_meld(r, spec[0], owner=spec[1], mid=i, kind=spec[2] if len(spec) == 3 else None)
+                                 for i, spec in enumerate(melds))
     if opened is not None:
-        g.opened = list(opened)
+        changes["opened"] = tuple(opened)
     if played_before is not None:
-        g.played_before = list(played_before)
+        changes["played_before"] = tuple(played_before)
     if totals is not None:
-        g.totals = list(totals)
+        changes["totals"] = tuple(totals)
     if deal_no is not None:
-        g.deal_no = deal_no
-    g.current = current
-    g.phase = Phase(phase)
-    g.skip_draw = None
-    g.drawn = None if drawn is None else parse(drawn)
-    g.took_discard = took_discard
-    g.turn = turn
-    g.rebuilds = rebuilds
-    g.deck_size = g.card_count()
-    return g
+        changes["deal_no"] = deal_no
+    changes.update({k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    return Game.from_position(r, replace(dealt, **changes), seed, source=source)
 
 
-def snapshot(g: Game) -> dict[str, Any]:
-    """A deep copy of every state field of a game, for "an illegal action changes nothing"."""
-    fields = ("totals", "in_game", "left_in_deal", "forfeited", "deal_no", "deal_scores", "end_reason", "hands",
-              "stock", "discard", "melds", "dead", "opened", "played_before", "phase", "turn", "current", "rebuilds",
-              "random_acts", "skip_draw", "drawn", "took_discard", "deck_size", "dealer")
-    out = {f: copy.deepcopy(getattr(g, f)) for f in fields}
-    out["melds"] = [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.rank, m.suit, m.low) for m in g.melds]
-    out["log"] = copy.deepcopy(g.log)
-    out["observations"] = [g.observation(s).to_data() for s in range(g.n)]
-    return out
+def card_count(g: Game) -> int:
+    """Every card of the deal's deck, wherever it is (the conservation oracle)."""
+    return g.position().card_count()
+
+
+def snapshot(g: Game) -> Any:
+    """Every state field of a game, its log and what each seat sees, for "an illegal action changes nothing"."""
+    melds = [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.rank, m.suit, m.low) for m in g.melds]
+    return (g.position(), melds, g.deck_size, copy.deepcopy(g.log), [g.observation(s).to_data() for s in range(g.n)])
 
 
 def rejects(g: Game, action: Play | str, *needles: str) -> str:
@@ -159,19 +165,22 @@ def texts_of(cs: list[int]) -> str:
 
 
 class _Stacked:
-    """Stands in for the seeded ``random.Random`` of one random act: a fixed deck order."""
+    """One random act of a stacked source: a fixed deck order, a fixed insertion point."""
 
-    def __init__(self, order: list[int] | None, position: int | None) -> None:
+    def __init__(self, order: list[int] | None, position: int | None, fallback: Shuffler) -> None:
         self.order = order
         self.position = position
+        self.fallback = fallback
 
     def shuffle(self, x: list[int]) -> None:
-        if self.order is not None:
-            assert sorted(self.order) == sorted(x), "a stacked deck must hold exactly the deck's cards"
-            x[:] = self.order
+        if self.order is None:
+            self.fallback.shuffle(x)
+            return
+        assert sorted(self.order) == sorted(x), "a stacked deck must hold exactly the deck's cards"
+        x[:] = self.order
 
     def randint(self, a: int, b: int) -> int:
-        return a if self.position is None else max(a, min(self.position, b))
+        return self.fallback.randint(a, b) if self.position is None else max(a, min(self.position, b))
 
 
 def stacked_deck(top_first: str, decks: int, jokers: int) -> list[int]:
@@ -185,20 +194,31 @@ def stacked_deck(top_first: str, decks: int, jokers: int) -> list[int]:
     return rest + list(reversed(top))
 
 
-def stack(monkeypatch: pytest.MonkeyPatch, rules: RuleSet, players: int, *, first_dealer: str | None = None,
-          deals: dict[int, str] | None = None, insert_at: int | None = None) -> None:
-    """Make the next games deal from stacked decks (top card first): the first-dealer draw,
-    the deck of given deals, and where a reinserted wild goes (``insert_at`` from the bottom)."""
-    original = Game._rng
-    d, j = rules.count_value("decks", players), rules.count_value("jokers", players)
+class StackedSource:
+    """A ``RandomSource`` dealing stacked decks (top card first): the first-dealer draw,
+    the deck of given deals, and where a reinserted wild goes (``insert_at`` from the
+    bottom); every other random act as ``SeededSource(seed)`` gives it."""
 
-    def fake(self: Game, *parts: object) -> Any:
-        if parts == ("first-dealer",) and first_dealer is not None:
-            return _Stacked(stacked_deck(first_dealer, d, j), None)
-        if len(parts) == 2 and parts[0] == "deal" and deals and parts[1] in deals:
-            return _Stacked(stacked_deck(deals[parts[1]], d, j), None)
-        if len(parts) == 4 and parts[2] == "act" and insert_at is not None:
-            return _Stacked(None, insert_at)
-        return original(self, *parts)
+    def __init__(self, rules: RuleSet, players: int, seed: int, *, first_dealer: str | None = None,
+                 deals: dict[int, str] | None = None, insert_at: int | None = None) -> None:
+        self.seeded = SeededSource(seed)
+        self.size = rules.count_value("decks", players), rules.count_value("jokers", players)
+        self.first_dealer_top = first_dealer
+        self.deals = deals or {}
+        self.insert_at = insert_at
 
-    monkeypatch.setattr(Game, "_rng", fake)
+    def first_dealer(self, attempt: int) -> Shuffler:
+        order = stacked_deck(self.first_dealer_top, *self.size) if attempt == 0 and self.first_dealer_top else None
+        return _Stacked(order, None, self.seeded.first_dealer(attempt))
+
+    def deal(self, deal: int) -> Shuffler:
+        order = stacked_deck(self.deals[deal], *self.size) if deal in self.deals else None
+        return _Stacked(order, None, self.seeded.deal(deal))
+
+    def act(self, deal: int, k: int) -> Shuffler:
+        return _Stacked(None, self.insert_at, self.seeded.act(deal, k))
+
+
+def stacked_game(rules: RuleSet, players: int, seed: int, **stacking: Any) -> Game:
+    """``Game(rules, players, seed)`` dealt from a ``StackedSource`` (keyword arguments as there)."""
+    return Game(rules, players, seed, source=StackedSource(rules, players, seed, **stacking))

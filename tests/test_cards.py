@@ -12,7 +12,6 @@ from arena.rules.cards import (
     full_deck,
     make,
     parse,
-    parse_many,
     parse_rank,
     rank_of,
     suit_of,
@@ -51,7 +50,7 @@ def test_1_ranks() -> None:
 
 
 def test_1_output_is_upper_case() -> None:
-    assert texts(parse_many(["7h", "jk", "10s"])) == ["7H", "JK", "TS"]
+    assert texts([parse(t) for t in ["7h", "jk", "10s"]]) == ["7H", "JK", "TS"]
 
 
 def test_1_two_decks_make_a_multiset_of_equal_cards() -> None:

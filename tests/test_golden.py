@@ -33,7 +33,7 @@ def test_golden_game_replays_identically(preset: str) -> None:
     game = replay(header, entries)
     assert game.over and game.log == entries
     assert entries[-1]["e"] == "game_end" and entries[-1]["totals"] == game.totals
-    assert game.card_count() == game.deck_size
+    assert game.position().card_count() == game.deck_size
 
 
 def test_every_preset_has_a_golden_game() -> None:

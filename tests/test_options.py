@@ -17,10 +17,12 @@ from arena.rules.options import (
     RulesError,
     RuleSet,
     resolve,
+    rules_from_data,
 )
 from arena.rules.presets import PRESETS
 from arena.rules.values import VALUE_TABLES
 from arena.selfplay import play_game, policies_for
+from tests.engine_helpers import card_count
 
 PRESET_NAMES = ("basic", "international", "parlett", "czech", "german", "wrotham")
 
@@ -167,7 +169,7 @@ def test_9_every_option_can_be_overridden(option: str, value: object, want: obje
     assert getattr(r, option) == want
     assert r.name == "basic+overrides"
     # and it survives the plain-data round trip of records
-    assert RuleSet.from_data(r.to_data()) == r
+    assert rules_from_data(r.to_data()) == r
 
 
 def test_9_value_table_overrides() -> None:
@@ -176,7 +178,7 @@ def test_9_value_table_overrides() -> None:
     inline = dict.fromkeys("A23456789TJQK", 5) | {"JK": 25, "ace_high": 7}
     r = resolve("basic", {"card_values": inline})
     assert r.values.card(0, False) == 25 and r.values.ranks[1:] == (5,) * 13 and r.values.ace_high == 7
-    assert RuleSet.from_data(r.to_data()) == r
+    assert rules_from_data(r.to_data()) == r
 
 
 def test_9_every_option_is_covered_by_the_override_tests() -> None:
@@ -194,7 +196,7 @@ def test_9_every_ruleset_field_has_a_one_line_description() -> None:
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_9_presets_round_trip_through_plain_data(preset: str) -> None:
     r = resolve(preset)
-    assert RuleSet.from_data(r.to_data()) == r
+    assert rules_from_data(r.to_data()) == r
 
 
 @pytest.mark.parametrize(
@@ -281,7 +283,7 @@ def test_9_the_highest_value_of_each_option_validates(option: str) -> None:
     lo, hi = BOUNDS[option]
     r = resolve("basic", {**AT_MAX[option], option: _value(option, hi)})
     r2 = resolve("basic", {**AT_MAX[option], option: _value(option, lo)})
-    assert RuleSet.from_data(r.to_data()) == r and RuleSet.from_data(r2.to_data()) == r2
+    assert rules_from_data(r.to_data()) == r and rules_from_data(r2.to_data()) == r2
 
 
 @pytest.mark.parametrize("option", sorted(BOUNDS))
@@ -342,5 +344,37 @@ def test_9_a_game_at_the_largest_values_plays_to_its_end() -> None:
         "wilds_at_most_naturals": False,
     })
     game, _ = play_game(r, policies_for(r, ("greedy", "random") * 3 + ("greedy",), 3), 3)
-    assert game.over and game.card_count() == game.deck_size
+    assert game.over and card_count(game) == game.deck_size
     assert Game(r, 7, 1).deck_size == 4 * 52 + 16
+
+
+def test_no_import_cycle_in_the_engine() -> None:
+    """Every import in ``arena/rules`` (lazy ones inside functions too) points one way (docs/ARCHITECTURE.md section 1)."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "arena" / "rules"
+    graph: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("arena.rules."):
+                deps.add(node.module.removeprefix("arena.rules."))
+            elif isinstance(node, ast.ImportFrom) and node.module == "arena.rules":
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name.removeprefix("arena.rules.") for a in node.names if a.name.startswith("arena.rules."))
+        graph[path.stem] = deps
+    assert graph["options"] >= {"presets", "ruleset"} and "options" not in graph["presets"]
+    done: set[str] = set()
+
+    def visit(mod: str, path: tuple[str, ...]) -> None:
+        assert mod not in path, f"import cycle: {' -> '.join((*path, mod))}"
+        if mod in done:
+            return
+        for dep in graph.get(mod, ()):
+            visit(dep, (*path, mod))
+        done.add(mod)
+
+    for mod in graph:
+        visit(mod, ())

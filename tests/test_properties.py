@@ -1,6 +1,6 @@
 """Properties of whole games over every preset and legal table size (hypothesis).
 
-- cards are conserved at every step (``card_count() == deck_size``);
+- cards are conserved at every step (``card_count(g) == deck_size``);
 - every game ends, and a deal stopped by the turn cap says so;
 - illegal actions of every kind are rejected with a reason naming the rule and
   change nothing (every seat's observation, the stock, the log);
@@ -30,6 +30,8 @@ from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import header_of, replay
 from arena.selfplay import play_game, policies_for
+from tests.engine_helpers import card_count
+from tests.oracles import in_partial
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -120,7 +122,7 @@ def drive(g: Game, names: list[str], seed: int, garbage: float = 0.0) -> dict[st
     rng = random.Random(seed)
     stats = {"steps": 0, "rejected": 0}
     while not g.over:
-        assert g.card_count() == g.deck_size
+        assert card_count(g) == g.deck_size
         if garbage and rng.random() < garbage:
             kind, action = rng.choice(illegal_candidates(g, rng))
             stats["rejected"] += attempt(g, kind, action)
@@ -132,7 +134,7 @@ def drive(g: Game, names: list[str], seed: int, garbage: float = 0.0) -> dict[st
             g.play(policies[g.current].play(obs))
         stats["steps"] += 1
         assert stats["steps"] < STEP_CAP, "the game did not end"
-    assert g.card_count() == g.deck_size
+    assert card_count(g) == g.deck_size
     return stats
 
 
@@ -298,18 +300,20 @@ def test_any_option_mix_plays_legal_conserving_games(case: tuple[str, int, dict[
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, "2"]), size=st.integers(1, 15), data=st.data())
-def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wild: str | None, size: int, data: st.DataObject) -> None:
+@given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, "2"]), ace=st.sampled_from([None, "wrap", "high_or_low"]),
+       size=st.integers(1, 15), data=st.data())
+def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wild: str | None, ace: str | None, size: int,
+                                                                data: st.DataObject) -> None:
     """The policy's speed-ups (``_partials``, ``candidate_shapes``) change no decision."""
-    from arena.policies import _in_partial, _partials
+    from arena.policies import _partials
     from arena.rules.melds import form_meld
     from arena.rules.search import candidate_shapes
 
-    rules = resolve(preset, {"wild_rank": wild} if wild else None)
+    rules = resolve(preset, {**({"wild_rank": wild} if wild else {}), **({"ace": ace} if ace else {})} or None)
     deck = full_deck(2, 4)
     hand = data.draw(st.lists(st.sampled_from(deck), min_size=size, max_size=size))
     fast = _partials(hand, rules)
-    assert all(fast[c] == _in_partial(c, hand, rules) for c in hand)
+    assert all(fast[c] == in_partial(c, hand, rules) for c in hand)
     for cards, shape in candidate_shapes(hand, rules):
         slow = form_meld(list(cards), rules)
         assert (shape.kind, shape.cards, shape.wild, shape.rank if shape.kind == "set" else (shape.suit, shape.low)) == \

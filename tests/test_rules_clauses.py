@@ -14,18 +14,22 @@ from typing import Any
 import pytest
 
 from arena.policies import make_policy
-from arena.rules.actions import DISCARD, STOCK
+from arena.rules import search
+from arena.rules.actions import DISCARD, STOCK, IllegalAction
 from arena.rules.cards import JOKER, parse, text, texts
+from arena.rules.chance import SeededSource
 from arena.rules.game import Game, Phase
 from arena.selfplay import play_game, policies_for
 from tests.engine_helpers import (
+    card_count,
     cards,
     layoff,
     meld,
     play,
     rejects,
     rules_of,
-    stack,
+    snapshot,
+    stacked_game,
     stage,
     swap,
     texts_of,
@@ -47,33 +51,30 @@ def hand(g: Game, seat: int) -> str:
 def test_2_1_left_of_skips_players_out_of_the_game() -> None:
     g = Game(rules_of("czech"), 4, 1)
     assert [g.left_of(s) for s in range(4)] == [1, 2, 3, 0]
-    g.in_game[2] = False
+    g = stage("czech", players=4, seed=1, in_game=[True, True, False, True])
     assert [g.left_of(s) for s in range(4)] == [1, 3, 3, 0]
     assert g.active() == [0, 1, 3]
 
 
-def test_2_2_first_dealer_highest_rank_deals(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_2_first_dealer_highest_rank_deals() -> None:
     r = rules_of("basic")
-    stack(monkeypatch, r, 3, first_dealer="7C KD 3H")
-    g = Game(r, 3, 5)
+    g = stacked_game(r, 3, 5, first_dealer="7C KD 3H")
     assert g.log[0]["first_dealer_draws"] == [["7C", "KD", "3H"]]
     assert g.dealer == 1
     assert g.current == 2  # RULES 2.6: play starts left of the dealer
 
 
-def test_2_2_first_dealer_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_2_first_dealer_ties() -> None:
     r = rules_of("basic")
     # seats 0 and 2 tie with kings, draw again from the same deck; suits do not rank
-    stack(monkeypatch, r, 3, first_dealer="KC 5D KH 9S TC")
-    g = Game(r, 3, 5)
+    g = stacked_game(r, 3, 5, first_dealer="KC 5D KH 9S TC")
     assert g.log[0]["first_dealer_draws"] == [["KC", "5D", "KH"], ["9S", "TC"]]
     assert g.dealer == 2
 
 
-def test_2_2_first_dealer_same_rank_different_suit_is_a_tie(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_2_first_dealer_same_rank_different_suit_is_a_tie() -> None:
     r = rules_of("basic")
-    stack(monkeypatch, r, 2, first_dealer="7S 7C 4D 6H")
-    g = Game(r, 2, 5)
+    g = stacked_game(r, 2, 5, first_dealer="7S 7C 4D 6H")
     assert g.log[0]["first_dealer_draws"] == [["7S", "7C"], ["4D", "6H"]]
     assert g.dealer == 1
 
@@ -84,20 +85,18 @@ def test_2_2_first_dealer_same_rank_different_suit_is_a_tie(monkeypatch: pytest.
     ("basic", {"ace": "wrap"}, 0),  # and under wrap
     ("german", {}, 0),
 ])
-def test_2_2_first_dealer_ace(monkeypatch: pytest.MonkeyPatch, preset: str, over: dict, dealer: int) -> None:
+def test_2_2_first_dealer_ace(preset: str, over: dict, dealer: int) -> None:
     r = rules_of(preset, **over)
-    stack(monkeypatch, r, 2, first_dealer="AC 2D")
-    assert Game(r, 2, 5).dealer == dealer
+    assert stacked_game(r, 2, 5, first_dealer="AC 2D").dealer == dealer
 
 
 @pytest.mark.parametrize("preset, over, draw", [
     ("parlett", {}, "JK 2D"),
     ("basic", {"wild_rank": "K"}, "KC 2D"),  # a card of the wild rank counts as wild for RULES 2.2
 ])
-def test_2_2_first_dealer_wild_counts_lowest(monkeypatch: pytest.MonkeyPatch, preset: str, over: dict, draw: str) -> None:
+def test_2_2_first_dealer_wild_counts_lowest(preset: str, over: dict, draw: str) -> None:
     r = rules_of(preset, **over)
-    stack(monkeypatch, r, 2, first_dealer=draw)
-    assert Game(r, 2, 5).dealer == 1
+    assert stacked_game(r, 2, 5, first_dealer=draw).dealer == 1
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -146,11 +145,10 @@ def _dealt_sequence(entry: dict, players: int) -> list[str]:
     return out + extra + [entry["upcard"]]
 
 
-def test_2_3_deck_of_a_deal_is_the_same_under_any_seating(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_3_deck_of_a_deal_is_the_same_under_any_seating() -> None:
     r = rules_of("international")
     a = Game(r, 3, 77)
-    stack(monkeypatch, r, 3, first_dealer={0: "KC 2D 2H", 1: "2C KD 2H", 2: "2C 2D KH"}[(a.dealer + 1) % 3])
-    b = Game(r, 3, 77)
+    b = stacked_game(r, 3, 77, first_dealer={0: "KC 2D 2H", 1: "2C KD 2H", 2: "2C 2D KH"}[(a.dealer + 1) % 3])
     assert a.dealer != b.dealer
     sa, sb = _dealt_sequence(a.log[1], 3), _dealt_sequence(b.log[1], 3)
     assert sa == sb
@@ -178,8 +176,7 @@ def test_2_3_deck_of_deal_d_depends_only_on_seed_and_d(preset: str) -> None:
 def test_2_3_later_random_acts_depend_on_seed_deal_and_count() -> None:
     r = rules_of("international")
     def rebuilt(seed: int, deal: int, acts: int) -> list[int]:
-        g = stage(r, seed=seed, stock="", discard=FILLER, hands=["5C 6C", "7C 8C"], deal_no=deal)
-        g.random_acts = acts
+        g = stage(r, seed=seed, stock="", discard=FILLER, hands=["5C 6C", "7C 8C"], deal_no=deal, random_acts=acts)
         g.draw(STOCK)
         return g.stock
     assert rebuilt(9, 1, 0) == rebuilt(9, 1, 0)
@@ -188,10 +185,9 @@ def test_2_3_later_random_acts_depend_on_seed_deal_and_count() -> None:
     assert rebuilt(9, 1, 0) != rebuilt(10, 1, 0)
 
 
-def test_2_4_one_card_at_a_time_clockwise_from_left_of_dealer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_4_one_card_at_a_time_clockwise_from_left_of_dealer() -> None:
     r = rules_of("basic")
-    stack(monkeypatch, r, 3, first_dealer="2C KD 3H", deals={1: FILLER})
-    g = Game(r, 3, 1)
+    g = stacked_game(r, 3, 1, first_dealer="2C KD 3H", deals={1: FILLER})
     assert g.dealer == 1
     seq = FILLER.split()
     # 3 players: 7 cards each, dealing starts with seat 2 (left of the dealer)
@@ -217,13 +213,12 @@ def test_2_4_hand_size_by_player_count(preset: str, counts: dict[int, int]) -> N
         g = Game(r, n, 3)
         first = g.current
         assert all(len(g.hands[s]) == size + (1 if r.first_player_extra_card and s == first else 0) for s in range(n))
-        assert g.card_count() == g.deck_size == r.deck_size(n)
+        assert card_count(g) == g.deck_size == r.deck_size(n)
 
 
-def test_2_4_first_player_extra_card_wrotham(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_4_first_player_extra_card_wrotham() -> None:
     r = rules_of("wrotham")
-    stack(monkeypatch, r, 3, first_dealer="KC 2D 3H", deals={1: FILLER})
-    g = Game(r, 3, 1)
+    g = stacked_game(r, 3, 1, first_dealer="KC 2D 3H", deals={1: FILLER})
     seq = FILLER.split()
     assert g.dealer == 0 and g.current == 1
     assert g.hands[1] == cards(" ".join(seq[0:21:3] + [seq[21]]))  # the next card goes left of the dealer
@@ -251,20 +246,18 @@ def _upcard_deck(upcards: str) -> str:
     return " ".join(FILLER.split()[:24]) + " " + upcards
 
 
-def test_2_5_reshuffle_turned_joker_czech(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_5_reshuffle_turned_joker_czech() -> None:
     r = rules_of("czech")
-    stack(monkeypatch, r, 2, first_dealer="KC 2D", deals={1: _upcard_deck("JK JK 5C")}, insert_at=0)
-    g = Game(r, 2, 1)
+    g = stacked_game(r, 2, 1, first_dealer="KC 2D", deals={1: _upcard_deck("JK JK 5C")}, insert_at=0)
     assert texts(g.discard) == ["5C"]
     assert g.log[1]["returned_wilds"] == ["JK", "JK"] and g.log[1]["upcard"] == "5C"
     assert g.stock[:2] == [JOKER, JOKER]  # put back at the (seeded) place, here the bottom
-    assert g.card_count() == g.deck_size == 108
+    assert card_count(g) == g.deck_size == 108
 
 
-def test_2_5_reshuffle_turned_wild_rank_card(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_5_reshuffle_turned_wild_rank_card() -> None:
     r = rules_of("czech", wild_rank="2")
-    stack(monkeypatch, r, 2, first_dealer="KC 3D", deals={1: _upcard_deck("2C 5C")}, insert_at=10)
-    g = Game(r, 2, 1)
+    g = stacked_game(r, 2, 1, first_dealer="KC 3D", deals={1: _upcard_deck("2C 5C")}, insert_at=10)
     assert texts(g.discard) == ["5C"] and g.log[1]["returned_wilds"] == ["2C"]
     assert g.stock[10] == parse("2C")
 
@@ -281,11 +274,10 @@ def test_2_5_reinsertion_is_seeded() -> None:
 
 
 @pytest.mark.parametrize("preset", ["parlett", "german", "wrotham"])
-def test_2_5_turned_joker_stays_without_the_option(monkeypatch: pytest.MonkeyPatch, preset: str) -> None:
+def test_2_5_turned_joker_stays_without_the_option(preset: str) -> None:
     r = rules_of(preset)
     n_cards = 2 * r.count_value("hand_size", 2) + (1 if r.first_player_extra_card else 0)
-    stack(monkeypatch, r, 2, first_dealer="KC 2D", deals={1: " ".join(FILLER.split()[:n_cards]) + " JK AC"})
-    g = Game(r, 2, 1)
+    g = stacked_game(r, 2, 1, first_dealer="KC 2D", deals={1: " ".join(FILLER.split()[:n_cards]) + " JK AC"})
     assert texts(g.discard) == ["JK"] and g.log[1]["returned_wilds"] == []
 
 
@@ -351,9 +343,8 @@ def test_3_1_take_discard_before_opening_only_to_open_found_through_a_shorter_ru
 
 def test_3_1_take_discard_before_opening_only_to_open_meld_after_the_opening_does_not_count() -> None:
     r = rules_of("german", **ONLY_TO_OPEN)
-    g = stage(r, hands=["TC JC QC 5H 6H 2D 9S", "7C 8C"], phase="play", drawn="7H", took_discard=True,
+    g = stage(r, hands=["TC JC QC 5H 6H 2D 9S 7H", "7C 8C"], phase="play", drawn="7H", took_discard=True,
               stock="KD KS", discard="2S")
-    g.hands[0].append(parse("7H"))
     # the first meld opens (30); the taken 7H is only in a later meld: not an opening meld
     rejects(g, play(meld("TC JC QC"), meld("5H 6H 7H"), discard="2D"), "only_to_open")
     g.play(play(meld("5H 6H 7H"), meld("TC JC QC"), discard="2D"))
@@ -392,6 +383,59 @@ def test_3_1_taking_the_discard_with_a_finish_through_the_table_czech(table: lis
     g.draw(DISCARD)
     p = g.safe_play()
     g.play(p)
+
+
+def test_3_safe_move_discards_the_drawn_card_where_legal() -> None:
+    g = stage("basic", hands=["5C 9D KS 4H", "7C 8C"], phase="play", drawn="4H")
+    assert g.safe_play() == play(discard="4H")
+    assert search.safe_play(g.rules, g.turn_view()) == g.safe_play()
+
+
+def test_3_safe_move_else_the_highest_legal_discard() -> None:
+    # the drawn card was taken from the discard pile: it may not be discarded (RULES 3.3)
+    g = stage("basic", hands=["5C 9D KS 4H", "7C 8C"], phase="play", drawn="KS", took_discard=True)
+    assert g.safe_play() == play(discard="9D")
+
+
+def test_3_safe_move_else_a_finish() -> None:
+    # only_to_open after taking the discard: no plain discard is legal, the safe move opens with it
+    r = rules_of("german", **ONLY_TO_OPEN)
+    g = stage(r, hands=["TC JC QC 5H 6H 2D 9S 7H", "7C 8C"], phase="play", drawn="7H", took_discard=True)
+    p = g.safe_play()
+    assert p.actions and p.discard is not None
+    g.play(p)
+    assert g.opened[0]
+
+
+def test_3_verify_changes_nothing_and_play_takes_the_checked_value() -> None:
+    g = stage("basic", hands=["5H 6H 7H 2C KS", "7C 8C"], phase="play", drawn="KS")
+    p = play(meld("5H 6H 7H"), discard="KS")
+    before = snapshot(g)
+    checked = g.verify_play(p)
+    assert snapshot(g) == before and g.verify_play(p) == checked  # pure: the same answer, nothing kept
+    assert checked.play == p and not checked.outcome.out and checked.outcome.discard == parse("KS")
+    twin = Game.from_position(g.rules, g.position())
+    twin.play(checked)  # checked on another game: worked out again there
+    g.play(checked)
+    assert g.log == twin.log and g.position() == twin.position()
+    # the state it was checked in is gone: the value is checked again, and now fails
+    g.draw(STOCK)
+    with pytest.raises(IllegalAction, match="not in your hand"):
+        g.play(checked)
+    before = snapshot(g)
+    with pytest.raises(IllegalAction):
+        g.verify_draw(STOCK)
+    assert snapshot(g) == before
+
+
+def test_2_3_the_random_source_is_injected() -> None:
+    r = rules_of("czech")
+    for seed in range(3):
+        assert Game(r, 3, seed).log == Game(r, 3, seed, source=SeededSource(seed)).log
+    # the seed in the record is the game's; the decks are the source's
+    a, b = Game(r, 3, 1), Game(r, 3, 1, source=SeededSource(2))
+    assert a.log[0]["seed"] == b.log[0]["seed"] == 1 and a.log[1]["hands"] != b.log[1]["hands"]
+    assert b.log[1:] == Game(r, 3, 2).log[1:]
 
 
 def test_3_2_melds_per_turn_basic() -> None:
@@ -501,8 +545,7 @@ def test_3_5_meld_all_at_once_deals_wrotham() -> None:
     assert g.observation(0).must_go_out_to_meld
     rejects(g, play(meld("5H 6H 7H"), discard="KS"), "meld_all_at_once_deals", "RULES 3.5")
     rejects(g, play(layoff(0, "KS"), discard="2D"), "meld_all_at_once_deals")
-    g.hands[0].remove(parse("KS"))
-    g.drawn = parse("2D")
+    g = stage(r, deal_no=4, **{**base, "hands": ["5H 6H 7H 8C 9C TC 2D", "7C 8C"], "drawn": "2D"})
     # going out: several melds in one turn (melds_per_turn does not apply)
     g.play(play(meld("5H 6H 7H"), meld("8C 9C TC"), discard="2D"))
     assert last(g, "deal_end")["out"] == 0 and last(g, "deal_end")["deal"] == 4
@@ -695,9 +738,9 @@ def test_5_1_czech_requirement_formula() -> None:
     g = stage("czech", players=4, totals=[120, 80, 80, 10])
     assert [g.requirement(s) for s in range(4)] == [15, 20, 20, 30]
     assert [g.observation(s).opening_requirement for s in range(4)] == [15, 20, 20, 30]
-    g.in_game[0] = False  # only players in the game count
-    assert [g.requirement(s) for s in (1, 2, 3)] == [15, 15, 25]
-    g.opened[3] = True
+    g = stage("czech", players=4, totals=[120, 80, 80, 10], in_game=[False, True, True, True])
+    assert [g.requirement(s) for s in (1, 2, 3)] == [15, 15, 25]  # only players in the game count
+    g = stage("czech", players=4, totals=[120, 80, 80, 10], in_game=[False, True, True, True], opened=[False] * 3 + [True])
     assert g.requirement(3) == 0
 
 
@@ -891,7 +934,7 @@ def test_6_3_stock_exhausted_turn_over_basic() -> None:
     assert rebuild["stock_size"] == 4 and rebuild["upcard"] is None
     # turned over unshuffled: the bottom card of the pile is the top of the new stock
     assert g.drawn == parse("3C") and texts(g.stock) == ["6H", "5S", "4D"] and g.discard == []
-    assert g.rebuilds == 1 and g.card_count() == g.deck_size
+    assert g.rebuilds == 1 and card_count(g) == g.deck_size
 
 
 def test_6_3_stock_exhausted_player_may_take_the_discard_instead() -> None:
@@ -1152,12 +1195,8 @@ def test_8_elimination_continues_without_the_eliminated() -> None:
 
 
 def test_8_elimination_everyone_left_reaches_target_lowest_wins() -> None:
-    g = stage("czech", players=3, hands=["5D", "5H 6H 7H 2C", "KS 9H"], current=1, phase="play", drawn="2C",
-              totals=[310, 299, 299], opened=[True] * 3)
-    g.in_game[0] = False
-    g.left_in_deal[0] = 0
-    g.hands[0] = []
-    g.deck_size = g.card_count()
+    g = stage("czech", players=3, hands=["", "5H 6H 7H 2C", "KS 9H"], current=1, phase="play", drawn="2C",
+              totals=[310, 299, 299], opened=[True] * 3, in_game=[False, True, True], left_in_deal=[0, None, None])
     # seat 1 goes out; seat 2 reaches 321 and leaves: seat 1 is the last player left
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     assert g.over and g.placings() == [3, 1, 2]
@@ -1165,13 +1204,8 @@ def test_8_elimination_everyone_left_reaches_target_lowest_wins() -> None:
 
 def test_8_elimination_all_remaining_reach_in_the_same_deal() -> None:
     r = rules_of("czech", max_turns=1)
-    g = stage(r, players=3, hands=["5D KS", "2C 3C", "KH 9H"], phase="play", drawn="KS", totals=[310, 299, 280])
-    g.in_game[0] = False
-    g.left_in_deal[0] = 0
-    g.current = 1
-    g.hands[0] = []
-    g.hands[1] = cards("2C 3C KS")
-    g.deck_size = g.card_count()
+    g = stage(r, players=3, hands=["", "2C 3C KS", "KH 9H"], phase="play", drawn="KS", totals=[310, 299, 280],
+              current=1, in_game=[False, True, True], left_in_deal=[0, None, None])
     g.play(play(discard="KS"))  # turn cap: no one out, everyone adds their hand
     assert g.over and g.totals == [310, 304, 302]
     # both leave in the same deal: the lowest of them wins; the first eliminated is last
@@ -1179,31 +1213,26 @@ def test_8_elimination_all_remaining_reach_in_the_same_deal() -> None:
 
 
 def test_8_placings_standard_competition_ranking() -> None:
-    g = Game(rules_of("basic"), 4, 1)
-    g.totals = [20, 50, 50, 10]
+    g = stage("basic", players=4, seed=1, totals=[20, 50, 50, 10])
     assert g.placings() == [3, 1, 1, 4]
-    g.totals = [50, 50, 50, 50]
+    g = stage("basic", players=4, seed=1, totals=[50, 50, 50, 50])
     assert g.placings() == [1, 1, 1, 1]
 
 
 def test_8_placings_settle_higher_is_better() -> None:
-    g = Game(rules_of("basic", scoring="settle"), 3, 1)
-    g.totals = [-5, 10, -5]
+    g = stage(rules_of("basic", scoring="settle"), players=3, seed=1, totals=[-5, 10, -5])
     assert g.placings() == [2, 1, 2]
 
 
 @pytest.mark.parametrize("preset", ["german", "czech"])
 def test_8_placings_penalty_lower_is_better(preset: str) -> None:
-    g = Game(rules_of(preset), 4, 1)
-    g.totals = [20, 50, 50, 10]
+    g = stage(preset, players=4, seed=1, totals=[20, 50, 50, 10])
     assert g.placings() == [2, 3, 3, 1]
 
 
 def test_8_placings_elimination_order() -> None:
-    g = Game(rules_of("czech"), 5, 1)
-    g.totals = [320, 100, 330, 310, 150]
-    g.left_in_deal = [2, None, 3, 3, None]
-    g.in_game = [False, True, False, False, True]
+    g = stage("czech", players=5, seed=1, totals=[320, 100, 330, 310, 150], left_in_deal=[2, None, 3, 3, None],
+              in_game=[False, True, False, False, True])
     # in: 1 (100), 4 (150); then deal-3 leavers by total: 3 (310), 2 (330); then the deal-2 leaver 0
     assert g.placings() == [5, 1, 4, 3, 2]
 

@@ -52,9 +52,7 @@ from arena.rules.suits import (
     SUIT_FREE_OPTIONS,
     SuitMap,
     SuitMapError,
-    compose,
     from_text,
-    inverse,
     relabel,
     suit_asymmetry,
     to_text,
@@ -63,6 +61,7 @@ from arena.rules.turn import simulate_play
 from arena.selfplay import policies_for
 from arena.tournament import schedule
 from arena.tournament.config import validate_text
+from tests.oracles import compose, inverse
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "arena.cli"]

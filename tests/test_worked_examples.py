@@ -6,6 +6,7 @@ import pytest
 
 from arena.rules.game import Game
 from arena.rules.melds import RUN, SET, MeldError, form_meld, opening_value
+from arena.rules.scoring import score_deal
 from tests.engine_helpers import cards, meld, play, rules_of, stage
 
 
@@ -121,3 +122,34 @@ def test_11_6_basic_rummy_double_adds_84() -> None:
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     end = deal_end(g)
     assert end["rummy"] and end["hand_values"] == [0, 12, 30] and end["scores"] == [84, 0, 0]
+
+
+# 11.5, 11.6 and RULES 7 through the pure scoring function alone
+@pytest.mark.parametrize("preset, over, values, out, rummy, scores", [
+    # 11.5: winner_collects, no one out: the lowest hand adds the differences
+    ("basic", {}, [6, 15, 7, 21], None, False, [25, 0, 0, 0]),
+    ("basic", {}, [6, 6, 10], None, False, [2, 2, 0]),  # ties share, rounded down
+    ("basic", {}, [6, 6, 11], None, False, [2, 2, 0]),  # 5 // 2
+    ("basic", {"scoring": "settle"}, [6, 15, 7, 21], None, False, [25, -9, -1, -15]),
+    # RULES 7: the one out adds every other hand; under settle each pays theirs
+    ("basic", {}, [0, 12, 30], 0, False, [42, 0, 0]),
+    ("basic", {"scoring": "settle"}, [0, 12, 30], 0, False, [42, -12, -30]),
+    # 11.6: german (penalty, rummy doubles), and basic with rummy_bonus = double
+    ("german", {}, [0, 12, 30], 0, True, [0, 24, 60]),
+    ("basic", {"rummy_bonus": "double"}, [0, 12, 30], 0, True, [84, 0, 0]),
+    # RULES 7 penalty: with no one out everyone adds theirs
+    ("german", {}, [5, 12, 30], None, False, [5, 12, 30]),
+    # RULES 6.2 plus10: +10 under winner_collects and settle, -10 under penalty
+    ("basic", {"rummy_bonus": "plus10"}, [0, 12], 0, True, [22, 0]),
+    ("basic", {"rummy_bonus": "plus10", "scoring": "settle"}, [0, 12], 0, True, [22, -12]),
+    ("german", {"rummy_bonus": "plus10"}, [0, 12], 0, True, [-10, 12]),
+    ("basic", {"rummy_bonus": "plus10"}, [0, 12], 0, False, [12, 0]),  # not rummy: no bonus
+])
+def test_7_score_deal(preset: str, over: dict, values: list[int], out: int | None, rummy: bool, scores: list[int]) -> None:
+    assert score_deal(rules_of(preset, **over), values, out, rummy, list(range(len(values)))) == scores
+
+
+def test_7_score_deal_counts_only_the_seats_in_the_deal() -> None:
+    # seat 1 is out of the game: its (stale) value is not lowest, owes nothing, gains nothing
+    assert score_deal(rules_of("basic"), [6, 0, 15, 7], None, False, [0, 2, 3]) == [10, 0, 0, 0]
+    assert score_deal(rules_of("german"), [4, 9, 0], 2, False, [0, 2]) == [4, 0, 0]

@@ -65,10 +65,6 @@ def parse(text: str) -> Card:
     return make(RANKS.index(t[0]) + 1, SUITS.index(t[1]))
 
 
-def parse_many(texts: Iterable[str]) -> list[Card]:
-    return [parse(t) for t in texts]
-
-
 _TEXT: list[str] = ["JK"] + [""] * 3 + [r + s for r in RANKS for s in SUITS]
 
 

@@ -14,10 +14,15 @@ rebuild, RULES 6.3) are cards already dealt, so they follow.  No rule names a
 suit, so the game is the same up to relabelling (RULES 1, 4.1, 4.2, 7).
 
 Rule source: ``RULES.md`` (RULES 10 names each preset's source text); every option
-of RULES 9 is a field of ``RuleSet``.  Randomness comes only from the game
-seed: the deck of deal d is a function of (seed, d), and the k-th later
-random act of a deal of (seed, d, k) (RULES 2.3), so a deal replays exactly
-under any seating.
+of RULES 9 is a field of ``RuleSet``.  Randomness comes only from the game's
+``RandomSource`` (``chance.py``; by default seeded from the game seed: the deck
+of deal d is a function of (seed, d), and the k-th later random act of a deal
+of (seed, d, k), RULES 2.3), so a deal replays exactly under any seating.
+
+``verify_play`` changes nothing and returns a ``CheckedPlay``; ``play`` given
+that value applies its outcome without working the turn out again, if the game
+is still in the state it was checked in.  ``position()`` is the whole state as
+one value and ``Game.from_position`` a game that goes on from one.
 
 The record (``log``) holds every action and its effect, including private
 ones (hands, drawn cards); ``public_events`` says what every seat may see.
@@ -28,16 +33,19 @@ effects), and a stock rebuild before the draw it made possible (RULES 6.3).
 
 from __future__ import annotations
 
-import random
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from arena.rules import search
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
 from arena.rules.cards import Card, full_deck, rank_of, text, texts
+from arena.rules.chance import RandomSource, SeededSource, Shuffler
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
 from arena.rules.observation import Observation, meld_to_data
 from arena.rules.options import MAX_DEALS, RulesError, RuleSet
+from arena.rules.position import Position
+from arena.rules.scoring import score_deal
 from arena.rules.suits import SuitMap, check_suit_map, relabel_all
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
@@ -50,15 +58,24 @@ class Phase(str, Enum):
     OVER = "over"
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedPlay:
+    """A play ``Game.verify_play`` found legal, with its outcome and the state it was checked in."""
+
+    play: Play
+    outcome: TurnOutcome = field(repr=False)
+    game: Game = field(repr=False, compare=False)
+    at: int  # length of the game's log when checked: every change of state adds an entry
+
+
 class Game:
-    def __init__(self, rules: RuleSet, players: int, seed: int, suit_map: SuitMap | None = None) -> None:
-        lo, hi = rules.players
-        if not lo <= players <= hi:
-            raise RulesError(f"players: {rules.name} is played by {lo} to {hi} players, not {players} (RULES 10)")
-        self.rules = rules
-        self.n = players
-        self.seed = seed
-        self.suit_map = None if suit_map is None else check_suit_map(suit_map)
+    def __init__(self, rules: RuleSet, players: int, seed: int, suit_map: SuitMap | None = None,
+                 source: RandomSource | None = None) -> None:
+        """A new game: the first dealer is drawn and the first deal dealt (RULES 2).
+
+        ``source`` gives every shuffle and random act; by default ``SeededSource(seed)``.
+        """
+        self._constants(rules, players, seed, suit_map, source)
         self.totals = [0] * players
         self.in_game = [True] * players
         self.left_in_deal: list[int | None] = [None] * players  # elimination (RULES 8)
@@ -84,9 +101,53 @@ class Game:
         self.drawn: Card | None = None
         self.took_discard = False
         self.deck_size = 0
-        self._verified: tuple[Play, int, TurnOutcome] | None = None
         self.dealer = self._first_dealer()
         self._start_deal()
+
+    def _constants(self, rules: RuleSet, players: int, seed: int, suit_map: SuitMap | None,
+                   source: RandomSource | None) -> None:
+        lo, hi = rules.players
+        if not lo <= players <= hi:
+            raise RulesError(f"players: {rules.name} is played by {lo} to {hi} players, not {players} (RULES 10)")
+        self.rules = rules
+        self.n = players
+        self.seed = seed
+        self.suit_map = None if suit_map is None else check_suit_map(suit_map)
+        self.source: RandomSource = SeededSource(seed) if source is None else source
+
+    @classmethod
+    def from_position(cls, rules: RuleSet, position: Position, seed: int = 0, suit_map: SuitMap | None = None,
+                      source: RandomSource | None = None) -> Game:
+        """A game that goes on from ``position``, with an empty log (for tests and analysis).
+
+        Nothing is checked beyond the seat count: the position is taken as given, and
+        ``deck_size`` is the number of cards in it.
+        """
+        g = cls.__new__(cls)
+        g._constants(rules, len(position.hands), seed, suit_map, source)
+        p = position
+        g.totals, g.in_game, g.left_in_deal = list(p.totals), list(p.in_game), list(p.left_in_deal)
+        g.forfeited, g.deal_scores, g.end_reason = list(p.forfeited), [list(x) for x in p.deal_scores], p.end_reason
+        g.deal_no, g.dealer, g.log = p.deal_no, p.dealer, []
+        g.hands, g.stock, g.discard = [list(h) for h in p.hands], list(p.stock), list(p.discard)
+        g.melds, g.dead = [m.copy() for m in p.melds], list(p.dead)
+        g.opened, g.played_before = list(p.opened), list(p.played_before)
+        g.rebuilds, g.random_acts = p.rebuilds, p.random_acts
+        g.phase, g.turn, g.current, g.skip_draw = Phase(p.phase), p.turn, p.current, p.skip_draw
+        g.drawn, g.took_discard = p.drawn, p.took_discard
+        g.deck_size = p.card_count()
+        return g
+
+    def position(self) -> Position:
+        """The whole state of the game now, as one value (``position.py``)."""
+        return Position(
+            tuple(self.totals), tuple(self.in_game), tuple(self.left_in_deal), tuple(self.forfeited),
+            tuple(tuple(x) for x in self.deal_scores), self.end_reason, self.deal_no, self.dealer,
+            tuple(tuple(h) for h in self.hands), tuple(self.stock), tuple(self.discard),
+            tuple(m.copy() for m in self.melds), tuple(self.dead), tuple(self.opened), tuple(self.played_before),
+            self.rebuilds, self.random_acts, self.phase.value, self.turn, self.current, self.skip_draw,
+            self.drawn, self.took_discard,
+        )
 
     # ------------------------------------------------------------------ seats
     def active(self) -> list[int]:
@@ -101,11 +162,8 @@ class Game:
         return seat
 
     # -------------------------------------------------------------- randomness
-    def _rng(self, *parts: object) -> random.Random:
-        return random.Random("/".join(str(p) for p in (self.seed, *parts)))
-
-    def _act_rng(self) -> random.Random:
-        rng = self._rng("deal", self.deal_no, "act", self.random_acts)
+    def _act_rng(self) -> Shuffler:
+        rng = self.source.act(self.deal_no, self.random_acts)
         self.random_acts += 1
         return rng
 
@@ -117,7 +175,7 @@ class Game:
         """Highest card deals; ties draw again; a wild counts lowest (RULES 2.2)."""
         r = self.rules
         deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
-        self._rng("first-dealer").shuffle(deck)
+        self.source.first_dealer(0).shuffle(deck)
         deck = self._relabelled(deck)
         drawing = list(range(self.n))
         draws: list[list[str]] = []
@@ -138,7 +196,7 @@ class Game:
                 return drawing[0]
             if len(deck) < len(drawing):  # pragma: no cover - needs more ties than a deck holds
                 deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
-                self._rng("first-dealer", len(draws)).shuffle(deck)
+                self.source.first_dealer(len(draws)).shuffle(deck)
                 deck = self._relabelled(deck)
 
     # ------------------------------------------------------------------- deals
@@ -148,7 +206,7 @@ class Game:
         seats = self.active()
         count = len(seats)
         deck = full_deck(r.count_value("decks", count), r.count_value("jokers", count))
-        self._rng("deal", self.deal_no).shuffle(deck)
+        self.source.deal(self.deal_no).shuffle(deck)
         deck = self._relabelled(deck)
         self.deck_size = len(deck)
         self.random_acts = 0
@@ -227,31 +285,8 @@ class Game:
         r = self.rules
         seats = self.active()
         values = [hand_value(self.hands[s], r) if self.in_game[s] else 0 for s in range(self.n)]
-        rummy = out is not None and not self.played_before[out]
-        mult = 2 if rummy and r.rummy_bonus == "double" else 1
-        scores = [0] * self.n
-        if r.scoring == "penalty":
-            for s in seats:
-                if s != out:
-                    scores[s] += values[s] * mult
-            if rummy and r.rummy_bonus == "plus10":
-                scores[out] -= 10  # type: ignore[index]
-        else:
-            if out is not None:
-                winners = [out]
-                owed = {s: values[s] for s in seats if s != out}
-            else:
-                low = min(values[s] for s in seats)
-                winners = [s for s in seats if values[s] == low]
-                owed = {s: values[s] - low for s in seats if s not in winners}
-            share = sum(owed.values()) // len(winners)
-            for w in winners:
-                scores[w] += share * mult
-            if r.scoring == "settle":
-                for s, v in owed.items():
-                    scores[s] -= v * mult
-            if rummy and r.rummy_bonus == "plus10":
-                scores[out] += 10  # type: ignore[index]
+        rummy = out is not None and not self.played_before[out]  # RULES 6.2
+        scores = score_deal(r, values, out, rummy, seats)
         for s in range(self.n):
             self.totals[s] += scores[s]
         self.deal_scores.append(scores)
@@ -312,9 +347,9 @@ class Game:
         mine = seat == self.current
         # positional arguments, in the field order of Observation (this is on the hot path)
         return Observation(
-            seat, self.deal_no, self.turn + 1, self.phase.value, self.dealer, self.current, list(self.hands[seat]),
+            seat, self.deal_no, self.turn + 1, self.phase._value_, self.dealer, self.current, list(self.hands[seat]),
             self.drawn if mine else None, self.took_discard if mine else False,
-            list(self.discard), len(self.stock), [len(h) for h in self.hands], list(self.totals),
+            list(self.discard), len(self.stock), list(map(len, self.hands)), list(self.totals),
             list(self.in_game), list(self.opened), list(self.melds), self.requirement(seat), self.rebuilds,
             self.deal_no in self.rules.meld_all_at_once_deals, self.played_before[seat],
             self.legal_draws() if mine else [],
@@ -333,11 +368,6 @@ class Game:
                 keys.append((0, 0, sign * self.totals[s]))
         return [1 + sum(1 for k in keys if k < keys[s]) for s in range(self.n)]
 
-    def card_count(self) -> int:
-        """Every card of the deal's deck, wherever it is (for conservation checks)."""
-        return (sum(len(h) for h in self.hands) + len(self.stock) + len(self.discard)
-                + sum(len(m.cards) for m in self.melds) + len(self.dead))
-
     # ------------------------------------------------------------------- draw
     def _can_take_discard(self) -> bool:
         """Taking the discard needs a legal way to finish the turn (RULES 3.1)."""
@@ -346,7 +376,8 @@ class Game:
         top = self.discard[-1]
         s = self.current
         only_to_open = not self.opened[s] and self.rules.take_discard_before_opening == "only_to_open"
-        if not only_to_open and any(c != top for c in self.hands[s]):
+        hand = self.hands[s]
+        if not only_to_open and hand.count(top) < len(hand):
             return True  # a card other than the taken one can be discarded
         view = TurnView(s, self.deal_no, self.hands[s] + [top], self.melds, self.opened[s], self.requirement(s),
                         top, True, self.played_before[s])
@@ -401,12 +432,14 @@ class Game:
         return self.log[start:]
 
     # ------------------------------------------------------------------- play
-    def verify_play(self, play: Play) -> None:
+    def verify_play(self, play: Play) -> CheckedPlay:
+        """The play checked against the state now (IllegalAction if illegal); changes nothing."""
+        return CheckedPlay(play, self._outcome(play), self, len(self.log))
+
+    def _outcome(self, play: Play) -> TurnOutcome:
         if self.phase is not Phase.PLAY:
             raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
-        outcome = simulate_play(self.rules, self.turn_view(), play)
-        # ``play`` right after ``verify_play`` reuses the outcome (the log length marks the state).
-        self._verified = (play, len(self.log), outcome)
+        return simulate_play(self.rules, self.turn_view(), play)
 
     def can_play(self, play: Play) -> bool:
         try:
@@ -415,15 +448,13 @@ class Game:
             return False
         return True
 
-    def play(self, play: Play) -> list[Entry]:
-        if self.phase is not Phase.PLAY:
-            raise IllegalAction(f"it is not time to play (phase is {self.phase.value}) (RULES 3)")
-        cached = self._verified
-        self._verified = None
-        if cached is not None and cached[0] is play and cached[1] == len(self.log):
-            outcome = cached[2]
+    def play(self, checked: Play | CheckedPlay) -> list[Entry]:
+        """Apply a play (a ``CheckedPlay`` from this game in this state is not worked out again)."""
+        if isinstance(checked, CheckedPlay) and checked.game is self and checked.at == len(self.log):
+            play, outcome = checked.play, checked.outcome
         else:
-            outcome = simulate_play(self.rules, self.turn_view(), play)
+            play = checked.play if isinstance(checked, CheckedPlay) else checked
+            outcome = self._outcome(play)
         start = len(self.log)
         seat = self.current
         self.hands[seat] = outcome.hand
@@ -476,20 +507,8 @@ class Game:
 
     # --------------------------------------------------------------- defaults
     def safe_play(self) -> Play:
-        """A legal play for the referee's ``default`` policy: discard the drawn card if allowed."""
-        view = self.turn_view()
-        candidates = ([self.drawn] if self.drawn is not None and not self.took_discard else []) + sorted(set(view.hand), reverse=True)
-        for c in candidates:
-            p = Play((), c)
-            try:
-                simulate_play(self.rules, view, p)
-                return p
-            except IllegalAction:
-                continue
-        found = search.finishing_play(self.rules, view)
-        if found is None:  # pragma: no cover - the draw was checked to leave a finish
-            raise IllegalAction("no legal play exists")
-        return found
+        """The referee's ``default`` move now (``search.safe_play``)."""
+        return search.safe_play(self.rules, self.turn_view())
 
 
 def public_events(entry: Entry) -> list[Entry]:

@@ -103,12 +103,12 @@ def _run_low(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
     for i, c in enumerate(cards):
         if not wild[i]:
             if suit < 0:
-                suit, first = suit_of(c), i
-            elif suit_of(c) != suit:
+                suit, first = c & 3, i  # suit_of
+            elif c & 3 != suit:
                 raise MeldError("the cards of a run must all be of one suit (RULES 4.2)")
     if n > 13 and rules.ace != "high_or_low":
         raise MeldError("a run has at most 13 cards (RULES 4.2)")
-    r0 = rank_of(cards[first])
+    r0 = cards[first] >> 2  # rank_of
     if rules.ace == "wrap":
         low = (r0 - first - 1) % 13 + 1
         for i, c in enumerate(cards):
@@ -121,7 +121,7 @@ def _run_low(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
     top = _max_position(rules)
     fitted_but_out_of_range = False
     for low in candidates:
-        if all(wild[i] or rank_of(c) == position_rank(low + i) for i, c in enumerate(cards)):
+        if all(wild[i] or c >> 2 == (low + i - 1) % 13 + 1 for i, c in enumerate(cards)):  # rank_of, position_rank
             if low >= 1 and low + n - 1 <= top:
                 return low
             fitted_but_out_of_range = True
@@ -135,16 +135,17 @@ def _run_low(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
 def _set_rank(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
     rank = 0
     suits: set[int] = set()
+    distinct = rules.set_distinct_suits
     for i, c in enumerate(cards):
         if wild[i]:
             continue
-        if rank and rank_of(c) != rank:
+        if rank and c >> 2 != rank:  # rank_of
             raise MeldError("the cards of a set must all be of one rank (RULES 4.1)")
-        rank = rank_of(c)
-        if rules.set_distinct_suits:
-            if suit_of(c) in suits:
+        rank = c >> 2
+        if distinct:
+            if c & 3 in suits:  # suit_of
                 raise MeldError("no two natural cards of a set may share a suit (set_distinct_suits, RULES 4.1)")
-            suits.add(suit_of(c))
+            suits.add(c & 3)
     if len(cards) > rules.set_max:
         raise MeldError(f"a set has at most {rules.set_max} cards (set_max, RULES 4.1)")
     return rank
@@ -153,11 +154,12 @@ def _set_rank(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
 def _shape(cards: list[Card], wild: list[bool], rules: RuleSet, kind: str | None) -> TableMeld:
     if len(cards) < 3:
         raise MeldError("a meld needs at least 3 cards (RULES 4.1, 4.2)")
-    if not any(not w for w in wild):
-        raise MeldError("a meld needs at least one natural card (RULES 4.3)")
     naturals = [c for c, w in zip(cards, wild) if not w]
-    same_rank = all(rank_of(c) == rank_of(naturals[0]) for c in naturals)
-    same_suit = all(suit_of(c) == suit_of(naturals[0]) for c in naturals)
+    if not naturals:
+        raise MeldError("a meld needs at least one natural card (RULES 4.3)")
+    r0, s0 = naturals[0] >> 2, naturals[0] & 3  # rank_of, suit_of
+    same_rank = all(c >> 2 == r0 for c in naturals)
+    same_suit = all(c & 3 == s0 for c in naturals)
     try_set = kind in (None, SET) and (same_rank or kind == SET)
     try_run = kind in (None, RUN) and (same_suit or kind == RUN)
     if not try_set and not try_run:
@@ -193,7 +195,8 @@ def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozen
     for i in marked:
         if not (0 <= i < len(cards)) or not is_wild_card(cards[i], rules):
             raise MeldError(f"only a joker or a card of the wild rank can be used as a wild, not {text(cards[i]) if 0 <= i < len(cards) else '?'} (RULES 4.3)")
-    optional = [i for i, c in enumerate(cards) if not forced[i] and is_wild_card(c, rules)]
+    wild_rank = rules.wild_rank  # is_wild_card, for the cards not already forced wild (no joker is left)
+    optional = [] if wild_rank is None else [i for i, c in enumerate(cards) if not forced[i] and c >> 2 == wild_rank]
     if not optional:
         return _shape(cards, forced, rules, kind)
     first_error: MeldError | None = None

@@ -8,7 +8,7 @@ they set.
 
 from __future__ import annotations
 
-from arena.rules.options import PerCount, RuleSet
+from arena.rules.ruleset import PerCount, RuleSet
 from arena.rules.values import VALUE_TABLES
 
 ANY: int = 10**6

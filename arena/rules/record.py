@@ -20,7 +20,7 @@ from typing import Any
 
 from arena.rules.actions import IllegalAction, play_from_data
 from arena.rules.game import Game
-from arena.rules.options import RulesError, RuleSet
+from arena.rules.options import RulesError, RuleSet, rules_from_data
 from arena.rules.suits import SuitMap, SuitMapError, from_text, to_text
 
 RECORD_VERSION = 2
@@ -59,7 +59,7 @@ class Header:
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> Header:
         try:
-            rules = RuleSet.from_data(d["rules"])
+            rules = rules_from_data(d["rules"])
             known = {"record", "seed", "players", "rules", "seats", "suits"}
             suits = None if d.get("suits") is None else from_text(d["suits"])
             return cls(int(d["seed"]), int(d["players"]), rules, tuple(d.get("seats", ())),

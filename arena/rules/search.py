@@ -1,8 +1,8 @@
 """Finding melds in a hand, and a legal way to finish a turn.
 
 Used by the engine where a rule depends on whether something is possible
-(taking the discard needs a legal finish, RULES 3.1; the referee's default
-move) and by the built-in policies.  The searches are bounded; every play
+(taking the discard needs a legal finish, RULES 3.1), for the safe move
+(``safe_play``: the referee's default move) and by the built-in policies.  The searches are bounded; every play
 they return has been checked with ``simulate_play``.
 """
 
@@ -17,6 +17,7 @@ from arena.rules.melds import (
     SET,
     MeldError,
     TableMeld,
+    check_wild_limits,
     form_meld,
     is_wild_card,
     lay_off,
@@ -66,103 +67,189 @@ def natural_shape(cards: tuple[Card, ...]) -> TableMeld:
     return TableMeld(-1, -1, RUN, list(cards), [False] * len(cards), suit=first & 3, low=first >> 2)
 
 
+class _Pools:
+    """A hand sorted for the search: its wilds, and its natural cards by rank and by suit.
+
+    Each card is in one pool: jokers and cards of the wild rank are wilds (so that no
+    candidate uses one card twice); the wild rank's own natural set is found apart.
+    """
+
+    __slots__ = ("by_rank", "by_suit", "wilds")
+
+    def __init__(self, hand: list[Card], wild_rank: int | None) -> None:
+        self.wilds: list[Card] = []
+        self.by_rank: dict[int, list[Card]] = {}  # in the order first seen, as is every dict here
+        self.by_suit: dict[int, int] = {}  # suit -> bit mask of the ranks held (bit r for rank r)
+        by_rank, by_suit = self.by_rank, self.by_suit
+        for c in hand:
+            r = c >> 2  # rank_of
+            if c == JOKER or r == wild_rank:
+                self.wilds.append(c)
+                continue
+            if r in by_rank:
+                by_rank[r].append(c)
+            else:
+                by_rank[r] = [c]
+            s = c & 3  # suit_of
+            by_suit[s] = by_suit.get(s, 0) | 1 << r
+
+
 def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...], TableMeld]]:
     """``candidate_melds`` with the meld each one forms (as ``form_meld`` gives it)."""
-    # Each card is in one pool: jokers and cards of the wild rank are wilds (so that no
-    # candidate uses one card twice); the wild rank's own natural set is added below.
-    wild_rank = rules.wild_rank
-    wilds: list[Card] = []
-    out: list[tuple[Card, ...]] = []
-    by_rank: dict[int, list[Card]] = {}
-    by_suit: dict[int, set[int]] = {}
-    for c in hand:
-        r = c >> 2  # rank_of
-        if c == JOKER or r == wild_rank:
-            wilds.append(c)
-            continue
-        if r in by_rank:
-            by_rank[r].append(c)
-        else:
-            by_rank[r] = [c]
-        s = c & 3  # suit_of
-        if s in by_suit:
-            by_suit[s].add(r)
-        else:
-            by_suit[s] = {r}
-    if rules.wild_rank is not None:
-        own = [c for c in wilds if c != JOKER]
-        if rules.set_distinct_suits:
-            own = list({suit_of(c): c for c in own}.values())
-        if len(own) >= 3:
-            out.append(tuple(own[: rules.set_max]))
-    for _rank, cards in by_rank.items():
-        if len(cards) < 3 and not wilds:
-            continue
+    pools = _Pools(hand, rules.wild_rank)
+    out = _wild_rank_set(pools, rules) + _sets(pools, rules) + _runs(pools, rules)
+    return [m for cards, kind, where in out if (m := _shape_of(cards, kind, where, rules)) is not None]
+
+
+# A candidate before its shape is checked: its cards, SET or RUN, and the rank of a set
+# or (suit, position of the first card) of a run.
+_Candidate = tuple[tuple[Card, ...], str, tuple[int, int]]
+
+
+def _wild_rank_set(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
+    """The natural set of the wild rank itself (its cards are in the wild pool)."""
+    if rules.wild_rank is None:
+        return []
+    own = [c for c in pools.wilds if c != JOKER]
+    if rules.set_distinct_suits:
+        own = list({suit_of(c): c for c in own}.values())
+    return [(tuple(own[: rules.set_max]), SET, (rules.wild_rank, 0))] if len(own) >= 3 else []
+
+
+def _sets(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
+    """For each rank: its naturals (one per suit where suits must differ), or two of them and wilds (RULES 4.1)."""
+    wilds = pools.wilds
+    out: list[_Candidate] = []
+    for rank, cards in pools.by_rank.items():
+        if len(cards) < 3 and (not wilds or len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) < 3):
+            continue  # too few even before repeated suits are dropped
         if rules.set_distinct_suits:
             cards = list({suit_of(c): c for c in cards}.values())
         cards = cards[: rules.set_max]
         if len(cards) >= 3:
-            out.append(tuple(cards))
+            out.append((tuple(cards), SET, (rank, 0)))
         elif wilds and len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) >= 3:
-            out.append(tuple(cards) + tuple(wilds[: 3 - len(cards)]))
+            out.append((tuple(cards) + tuple(wilds[: 3 - len(cards)]), SET, (rank, 0)))
+    return out
+
+
+def _runs(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
+    """For each suit and each stretch start: the longest run from there, wilds filling gaps of one (RULES 4.2)."""
     top = 14 if rules.ace == "high_or_low" else 13
     wrap = rules.ace == "wrap"
-    n_wilds = len(wilds)
-    for suit, ranks in by_suit.items():
-        if not n_wilds and not wrap:
-            mask = 0
-            for r in ranks:
-                mask |= 1 << r
-            if top == 14 and mask & 2:
-                mask |= 1 << 14  # the ace above the king
-            if not mask & (mask >> 1) & (mask >> 2):
-                continue  # no three positions in a row: no natural run in this suit
+    out: list[_Candidate] = []
+    for suit, ranks in pools.by_suit.items():
+        if not pools.wilds and not wrap:
+            out += _natural_runs(suit, ranks, top)
+            continue
         # present[p]: the hand has the card at run position p (positions past 13 go round
         # under wrap; under high_or_low position 14 is the ace above the king)
         if wrap:
-            present = [r in ranks for r in _WRAP_RANKS]
+            present = [bool(ranks >> r & 1) for r in _WRAP_RANKS]
             starts = [p for p in range(1, 14) if present[p] and not present[p - 1]] or [1]
         else:
-            present = [False] + [r in ranks for r in _RANK_RANGE] + [top == 14 and 1 in ranks, False, False]
+            present = [False] + [bool(ranks >> r & 1) for r in _RANK_RANGE] + [top == 14 and bool(ranks & 2), False, False]
             starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
         for start in starts:
             last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
-            if not n_wilds:  # the natural stretch from ``start``, if it is long enough
-                p = start
-                while p <= last and present[p]:
-                    p += 1
-                if p - start >= 3:
-                    out.append(tuple(make(position_rank(q), suit) for q in range(start, p)))
-                continue
-            seq: list[Card] = []
-            used = 0
-            nat = 0
+            if not (present[start + 1] or present[start + 2]):
+                continue  # a lone card: no wild fills two gaps in a row, nor one gap and an end
+            if pools.wilds:
+                found = _run_with_wilds(suit, start, last, present, pools.wilds, wrap, rules)
+            else:
+                found = _natural_run(suit, start, last, present)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def _natural_runs(suit: int, ranks: int, top: int) -> list[_Candidate]:
+    """Every natural stretch of three or more in one suit (``ranks``: bit mask), lowest first.
+
+    Bit p of the mask is run position p; under high_or_low bit 14 is the ace above the king.
+    """
+    mask = ranks | (ranks & 2) << 13 if top == 14 else ranks
+    starts = mask & ~(mask << 1) & (mask >> 1) & (mask >> 2)  # p held, p-1 not, p+1 and p+2 held
+    out: list[_Candidate] = []
+    while starts:
+        bit = starts & -starts
+        starts ^= bit
+        start = bit.bit_length() - 1
+        last = min(top, start + 12)  # 13 ranks at most: each card once
+        p = start
+        while p <= last and mask >> p & 1:
+            p += 1
+        out.append((tuple(make(position_rank(q), suit) for q in range(start, p)), RUN, (suit, start)))
+    return out
+
+
+def _natural_run(suit: int, start: int, last: int, present: list[bool]) -> _Candidate | None:
+    """The natural stretch from ``start``, if it is long enough."""
+    p = start
+    while p <= last and present[p]:
+        p += 1
+    if p - start < 3:
+        return None
+    return tuple(make(position_rank(q), suit) for q in range(start, p)), RUN, (suit, start)
+
+
+def _run_with_wilds(suit: int, start: int, last: int, present: list[bool], wilds: list[Card], wrap: bool,
+                    rules: RuleSet) -> _Candidate | None:
+    """The stretch from ``start`` with a wild in each gap of one card, and one more at an end if short."""
+    n_wilds = len(wilds)
+    seq: list[Card] = []
+    used = nat = 0
+    prev_wild = False
+    p = start
+    while p <= last:
+        if present[p]:
+            seq.append(make(position_rank(p), suit))
+            nat += 1
             prev_wild = False
-            p = start
-            while p <= last:
-                if present[p]:
-                    seq.append(make(position_rank(p), suit))
-                    nat += 1
-                    prev_wild = False
-                elif (
-                    used < n_wilds and p + 1 <= last and present[p + 1]
-                    and (rules.wilds_adjacent or not prev_wild)
-                    and used + 1 <= _wild_allowance(nat + 1, rules)
-                ):
-                    seq.append(wilds[used])
-                    used += 1
-                    prev_wild = True
-                else:
-                    break
-                p += 1
-            if len(seq) == 2 and used < n_wilds and used + 1 <= _wild_allowance(nat, rules):
-                if p <= last:
-                    seq.append(wilds[used])
-                elif wrap or start > 1:
-                    seq.insert(0, wilds[used])
-            if len(seq) >= 3:
-                out.append(tuple(seq))
-    return [m for cards in out if (m := _shaped(cards, rules)) is not None]
+        elif (
+            used < n_wilds and p + 1 <= last and present[p + 1]
+            and (rules.wilds_adjacent or not prev_wild)
+            and used + 1 <= _wild_allowance(nat + 1, rules)
+        ):
+            seq.append(wilds[used])
+            used += 1
+            prev_wild = True
+        else:
+            break
+        p += 1
+    low = start
+    if len(seq) == 2 and used < n_wilds and used + 1 <= _wild_allowance(nat, rules):
+        if p <= last:
+            seq.append(wilds[used])
+        elif wrap or start > 1:
+            seq.insert(0, wilds[used])
+            low = start - 1
+    if len(seq) < 3:
+        return None
+    return tuple(seq), RUN, (suit, position_rank(low) if wrap else low)
+
+
+def _shape_of(cards: tuple[Card, ...], kind: str, where: tuple[int, int],
+              rules: RuleSet) -> tuple[tuple[Card, ...], TableMeld] | None:
+    """A candidate with the meld ``form_meld`` makes of it, or None if it is no valid meld.
+
+    Natural candidates are valid by construction.  With jokers as the only wilds the
+    geometry is the one the candidate was built with, so only the wild limits are
+    checked (RULES 4.3); a card of the wild rank may be natural or wild, which
+    ``form_meld`` decides.
+    """
+    wild = [c == JOKER for c in cards]
+    wild_rank = rules.wild_rank
+    if wild_rank is not None and any(c >> 2 == wild_rank and c != JOKER for c in cards):
+        return _shaped(cards, rules)
+    if True in wild:
+        try:
+            check_wild_limits(kind, list(cards), wild, rules)
+        except MeldError:
+            return None
+    if kind == SET:
+        return cards, TableMeld(-1, -1, SET, list(cards), wild, rank=where[0])
+    return cards, TableMeld(-1, -1, RUN, list(cards), wild, suit=where[0], low=where[1])
 
 
 def _remove_all(hand: list[Card], cards: tuple[Card, ...]) -> list[Card] | None:
@@ -194,6 +281,23 @@ def _discards(view: TurnView, rest: list[Card]) -> list[Card | None]:
     if view.took_discard:
         options = [c for c in options if c != view.drawn]
     return [*options, None]
+
+
+def safe_play(rules: RuleSet, view: TurnView) -> Play:
+    """The safe move: discard the drawn card where legal, else another legal discard
+    (highest first), else a legal finish; IllegalAction if the search finds none.
+
+    The referee's ``default`` move (docs/ARCHITECTURE.md section 4) and the policies' last resort.
+    """
+    order = [view.drawn] if view.drawn is not None and not view.took_discard else []
+    for c in order + _discards(view, view.hand)[:-1]:
+        p = Play((), c)
+        if _try(rules, view, p):
+            return p
+    found = finishing_play(rules, view)
+    if found is None:  # a checked draw leaves a finish (RULES 3.1)
+        raise IllegalAction("no legal play found")
+    return found
 
 
 def finishing_play(rules: RuleSet, view: TurnView) -> Play | None:

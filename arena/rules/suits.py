@@ -58,19 +58,6 @@ def relabel_all(cards: Iterable[Card], suit_map: SuitMap) -> list[Card]:
     return [relabel(c, suit_map) for c in cards]
 
 
-def inverse(suit_map: SuitMap) -> SuitMap:
-    """The suit map that undoes ``suit_map``."""
-    out = [0, 0, 0, 0]
-    for s, image in enumerate(suit_map):
-        out[image] = s
-    return (out[0], out[1], out[2], out[3])
-
-
-def compose(first: SuitMap, then: SuitMap) -> SuitMap:
-    """Relabel by ``first``, then by ``then``, as one suit map."""
-    return (then[first[0]], then[first[1]], then[first[2]], then[first[3]])
-
-
 def to_text(suit_map: SuitMap) -> str:
     """The record form: what C, D, H and S become (``"HSCD"``)."""
     return "".join(SUITS[s] for s in suit_map)

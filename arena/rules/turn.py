@@ -9,7 +9,7 @@ applies the outcome; policies use the same function to test their moves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
@@ -56,166 +56,211 @@ def _take(hand: list[Card], cards: tuple[Card, ...], where: str, rule: str = "RU
 def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
     """The outcome of ``play``, or IllegalAction; nothing passed in is changed."""
     try:
-        return _simulate(rules, view, play, waive_opening=False)
+        return _Turn(rules, view).run(play)
     except IllegalAction as first:
-        if (
-            rules.opening_exempt_when_going_out
-            and not view.opened
-            and not view.played_before
-            and view.requirement > 0
-        ):
+        if not _may_go_out_without_minimum(rules, view):
+            raise
+        # RULES 5.1: going out in one turn needs no minimum, so judge the play as if none were
+        # needed; it stands only if it goes out, and otherwise the first reason is the answer.
+        try:
+            outcome = _Turn(rules, replace(view, requirement=0)).run(play)
+        except IllegalAction:
+            raise first from None
+        if not outcome.out:
+            raise first from None
+        return outcome
+
+
+def _may_go_out_without_minimum(rules: RuleSet, view: TurnView) -> bool:
+    """``opening_exempt_when_going_out`` applies to this turn (RULES 5.1)."""
+    return rules.opening_exempt_when_going_out and not view.opened and not view.played_before and view.requirement > 0
+
+
+class _Turn:
+    """One turn worked out on copies of the view: each action, the opening check, the discard, the end checks."""
+
+    __slots__ = ("all_at_once", "any_meld_opens", "copied", "drawn_in_opening", "effects", "hand", "melds",
+                 "new_melds", "opened", "opening_total", "pending_wilds", "rules", "view")
+
+    def __init__(self, rules: RuleSet, view: TurnView) -> None:
+        self.rules = rules
+        self.view = view
+        self.hand = list(view.hand)
+        self.melds = list(view.melds)
+        self.copied: set[int] = set()  # melds of the view already replaced by a copy in ``melds``
+        self.opened = view.opened
+        # with no minimum, lay-offs and swaps need no opening first (RULES 5.2)
+        self.any_meld_opens = rules.initial_meld == 0 or view.requirement == 0
+        self.all_at_once = view.deal in rules.meld_all_at_once_deals
+        self.opening_total = 0
+        self.new_melds = 0
+        self.drawn_in_opening = False
+        self.pending_wilds: list[tuple[Card, int]] = []  # swapped wilds still to be melded: (card, origin meld)
+        self.effects: list[dict[str, Any]] = []
+
+    def run(self, play: Play) -> TurnOutcome:
+        for i, act in enumerate(play.actions):
+            where = f"action {i + 1} ({type(act).__name__.lower()})"
+            if not self.hand:
+                raise IllegalAction(f"{where}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
+            if isinstance(act, Meld):
+                self.meld(act, i + 1, where)
+            elif isinstance(act, LayOff):
+                self.lay_off(act, i + 1, where)
+            elif isinstance(act, Swap):
+                self.swap(act, i + 1, where)
+            else:  # pragma: no cover - the type union is closed
+                raise IllegalAction(f"{where}: unknown action")
+        self.check_opening()
+        out = self.discard(play.discard)
+        table_played = bool(play.actions)
+        self.check_end(table_played, out)
+        return TurnOutcome(self.hand, self.melds, self.opened, out, play.discard, table_played, self.effects)
+
+    # -- the actions (RULES 3.2) ------------------------------------------
+    def meld(self, act: Meld, n: int, where: str) -> None:
+        rules = self.rules
+        if rules.melds_per_turn and not self.all_at_once and self.new_melds >= rules.melds_per_turn:
+            raise IllegalAction(
+                f"{where}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
+            )
+        _take(self.hand, act.cards, where)
+        try:
+            m = form_meld(list(act.cards), rules, act.marked, act.kind)
+        except MeldError as e:
+            raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
+        m.id, m.owner = len(self.melds), self.view.seat
+        self.settle_wilds(m.cards, m.id, n)
+        # Not marked as copied: a later action of this turn on it works on a copy, so ``m``
+        # stays the meld as it was put down (what the record and the meld event show).
+        self.melds.append(m)
+        self.new_melds += 1
+        if not self.opened:
+            self.count_towards_opening(m)
+        self.effects.append({"kind": "meld", "seat": self.view.seat, "meld": m.id, "as_melded": m})
+
+    def count_towards_opening(self, m: TableMeld) -> None:
+        """A new meld before opening counts towards the requirement (RULES 5.1, 3.1 only_to_open)."""
+        view = self.view
+        self.opening_total += opening_value(m, self.rules)
+        if view.took_discard and view.drawn in m.cards:
+            self.drawn_in_opening = True
+        if self.opening_total >= view.requirement:
+            self.opened = True
+
+    def lay_off(self, act: LayOff, n: int, where: str) -> None:
+        rules, seat = self.rules, self.view.seat
+        if not self.opened and not self.any_meld_opens:
+            raise IllegalAction(f"{where}: cannot lay off before opening (RULES 5.2)")
+        m = self.touch_meld(act.meld, n)
+        if rules.layoff == "own" and m.owner != seat:
+            raise IllegalAction(f"{where}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
+        if rules.layoff == "after_own_meld" and not any(x.owner == seat for x in self.melds):
+            raise IllegalAction(
+                f"{where}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
+            )
+        _take(self.hand, act.cards, where)
+        for k, c in enumerate(act.cards):
             try:
-                return _simulate(rules, view, play, waive_opening=True)
-            except IllegalAction:
-                pass
-        raise first
+                lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
+            except MeldError as e:
+                raise IllegalAction(f"{where}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
+            self.settle_wilds((c,), m.id, n)
+        self.effects.append({"kind": "layoff", "seat": seat, "meld": m.id, "cards": list(act.cards)})
 
+    def swap(self, act: Swap, n: int, where: str) -> None:
+        rules = self.rules
+        if rules.joker_swap == "none":
+            raise IllegalAction(f"{where}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
+        if not self.opened and (not self.any_meld_opens or rules.joker_swap == "after_opening"):
+            raise IllegalAction(f"{where}: cannot swap a wild before opening (RULES 5.2)")
+        m = self.touch_meld(act.meld, n)
+        _take(self.hand, (act.card,), where)
+        try:
+            wild = swap_wild(m, act.card, rules, act.wild)
+        except MeldError as e:
+            raise IllegalAction(f"{where}: {e}") from None
+        self.hand.append(wild)
+        if rules.swapped_wild_must_be_melded:
+            self.pending_wilds.append((wild, m.id))
+        self.effects.append({"kind": "swap", "seat": self.view.seat, "meld": m.id, "card": act.card, "wild": wild})
 
-def _simulate(rules: RuleSet, view: TurnView, play: Play, waive_opening: bool) -> TurnOutcome:
-    hand = list(view.hand)
-    melds = list(view.melds)
-    copied: set[int] = set()
-    opened = view.opened
-    requirement = 0 if waive_opening else view.requirement
-    initial_zero = waive_opening or rules.initial_meld == 0
-    all_at_once = view.deal in rules.meld_all_at_once_deals
-    opening_total = 0
-    new_melds = 0
-    drawn_in_opening = False
-    pending_wilds: list[tuple[Card, int]] = []  # swapped wilds still to be melded: (card, origin meld)
-    effects: list[dict[str, Any]] = []
-    seat = view.seat
-
-    def touch_meld(mid: int) -> TableMeld:
+    def touch_meld(self, mid: int, n: int) -> TableMeld:
+        """Meld ``mid`` of the table, copied the first time this turn changes it."""
+        melds = self.melds
         if not 0 <= mid < len(melds):
-            raise IllegalAction(f"action {i + 1}: there is no meld {mid} on the table (RULES 3.2)")
-        if mid not in copied:
+            raise IllegalAction(f"action {n}: there is no meld {mid} on the table (RULES 3.2)")
+        if mid not in self.copied:
             melds[mid] = melds[mid].copy()
-            copied.add(mid)
+            self.copied.add(mid)
         return melds[mid]
 
-    def settle_wilds(cards: tuple[Card, ...] | list[Card], target: int) -> None:
+    def settle_wilds(self, cards: tuple[Card, ...] | list[Card], target: int, n: int) -> None:
         """Cards just put into meld ``target`` settle swapped wilds still to be melded (RULES 4.4).
 
         The swapped card counts as melded whether it goes in as a wild or (a card of
         the wild rank in its own place) as a natural: RULES 4.4 asks only that it be
         put into a different meld.
         """
-        if not pending_wilds:
+        pending = self.pending_wilds
+        if not pending:
             return
         for c in cards:
-            for k, (pc, origin) in enumerate(pending_wilds):
+            for k, (pc, origin) in enumerate(pending):
                 if pc == c:
                     if origin == target:
                         raise IllegalAction(
-                            f"action {i + 1}: a wild taken by a swap may never go back into the meld it came from (RULES 4.4)"
+                            f"action {n}: a wild taken by a swap may never go back into the meld it came from (RULES 4.4)"
                         )
-                    del pending_wilds[k]
+                    del pending[k]
                     break
 
-    for i, act in enumerate(play.actions):
-        where = f"action {i + 1} ({type(act).__name__.lower()})"
-        if not hand:
-            raise IllegalAction(f"{where}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
-        if isinstance(act, Meld):
-            if rules.melds_per_turn and not all_at_once and new_melds >= rules.melds_per_turn:
-                raise IllegalAction(
-                    f"{where}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
-                )
-            _take(hand, act.cards, where)
-            try:
-                m = form_meld(list(act.cards), rules, act.marked, act.kind)
-            except MeldError as e:
-                raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
-            m.id, m.owner = len(melds), seat
-            settle_wilds(m.cards, m.id)
-            # Not marked as copied: a later action of this turn on it works on a copy, so ``m``
-            # stays the meld as it was put down (what the record and the meld event show).
-            melds.append(m)
-            new_melds += 1
-            if not opened:
-                opening_total += opening_value(m, rules)
-                if view.took_discard and view.drawn in m.cards:
-                    drawn_in_opening = True
-                if opening_total >= requirement:
-                    opened = True
-            effects.append({"kind": "meld", "seat": seat, "meld": m.id, "as_melded": m})
-        elif isinstance(act, LayOff):
-            if not opened and not initial_zero:
-                raise IllegalAction(f"{where}: cannot lay off before opening (RULES 5.2)")
-            m = touch_meld(act.meld)
-            if rules.layoff == "own" and m.owner != seat:
-                raise IllegalAction(f"{where}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
-            if rules.layoff == "after_own_meld" and not any(x.owner == seat for x in melds):
-                raise IllegalAction(
-                    f"{where}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
-                )
-            _take(hand, act.cards, where)
-            for k, c in enumerate(act.cards):
-                try:
-                    lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
-                except MeldError as e:
-                    raise IllegalAction(f"{where}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
-                settle_wilds((c,), m.id)
-            effects.append({"kind": "layoff", "seat": seat, "meld": m.id, "cards": list(act.cards)})
-        elif isinstance(act, Swap):
-            if rules.joker_swap == "none":
-                raise IllegalAction(f"{where}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
-            if not opened and (not initial_zero or rules.joker_swap == "after_opening"):
-                raise IllegalAction(f"{where}: cannot swap a wild before opening (RULES 5.2)")
-            m = touch_meld(act.meld)
-            _take(hand, (act.card,), where)
-            try:
-                wild = swap_wild(m, act.card, rules, act.wild)
-            except MeldError as e:
-                raise IllegalAction(f"{where}: {e}") from None
-            hand.append(wild)
-            if rules.swapped_wild_must_be_melded:
-                pending_wilds.append((wild, m.id))
-            effects.append({"kind": "swap", "seat": seat, "meld": m.id, "card": act.card, "wild": wild})
-        else:  # pragma: no cover - the type union is closed
-            raise IllegalAction(f"{where}: unknown action")
-
-    if not opened and new_melds:
-        raise IllegalAction(
-            f"your new melds total {opening_total} points, short of the {requirement} needed to open; "
-            f"a turn that does not open may contain no melds (RULES 5.1)"
-        )
-    if view.took_discard and not view.opened and rules.take_discard_before_opening == "only_to_open" and not drawn_in_opening:
-        raise IllegalAction(
-            "you took the discard before opening, so this turn must open with melds that contain that card "
-            "(take_discard_before_opening = only_to_open, RULES 3.1)"
-        )
-    out = False
-    if not hand:
-        if rules.go_out == "discard":
-            raise IllegalAction("table play must leave a card to discard: you go out by discarding (go_out = discard, RULES 3.4)")
-        if play.discard is not None:
-            raise IllegalAction("your hand is empty after table play, so there is nothing to discard (RULES 3.4)")
-        out = True
-    else:
-        if play.discard is None:
-            raise IllegalAction("a turn ends with a discard unless table play empties the hand (RULES 3.3)")
-        if view.took_discard and play.discard == view.drawn:
+    # -- after the actions --------------------------------------------------
+    def check_opening(self) -> None:
+        """A turn that does not open has no melds; only_to_open needs the taken card in the opening (RULES 5.1, 3.1)."""
+        view, rules = self.view, self.rules
+        if not self.opened and self.new_melds:
             raise IllegalAction(
-                f"cannot discard {text(play.discard)}: it is (or equals) the card taken from the discard pile this turn (RULES 3.3)"
+                f"your new melds total {self.opening_total} points, short of the {view.requirement} needed to open; "
+                f"a turn that does not open may contain no melds (RULES 5.1)"
             )
-        _take(hand, (play.discard,), "discard", "RULES 3.3")
-        for k, (pc, _origin) in enumerate(pending_wilds):
-            if pc == play.discard:
-                del pending_wilds[k]
+        if (view.took_discard and not view.opened and rules.take_discard_before_opening == "only_to_open"
+                and not self.drawn_in_opening):
+            raise IllegalAction(
+                "you took the discard before opening, so this turn must open with melds that contain that card "
+                "(take_discard_before_opening = only_to_open, RULES 3.1)"
+            )
+
+    def discard(self, card: Card | None) -> bool:
+        """The discard, or going out by table play (RULES 3.3, 3.4); whether the hand is now empty."""
+        view, hand = self.view, self.hand
+        if not hand:
+            if self.rules.go_out == "discard":
+                raise IllegalAction("table play must leave a card to discard: you go out by discarding (go_out = discard, RULES 3.4)")
+            if card is not None:
+                raise IllegalAction("your hand is empty after table play, so there is nothing to discard (RULES 3.4)")
+            return True
+        if card is None:
+            raise IllegalAction("a turn ends with a discard unless table play empties the hand (RULES 3.3)")
+        if view.took_discard and card == view.drawn:
+            raise IllegalAction(
+                f"cannot discard {text(card)}: it is (or equals) the card taken from the discard pile this turn (RULES 3.3)"
+            )
+        _take(hand, (card,), "discard", "RULES 3.3")
+        for k, (pc, _origin) in enumerate(self.pending_wilds):
+            if pc == card:
+                del self.pending_wilds[k]
                 break
-        out = not hand
-    if pending_wilds:
-        raise IllegalAction(
-            f"the wild {text(pending_wilds[0][0])} taken by a swap must go into another meld or be the discard this turn "
-            f"(swapped_wild_must_be_melded, RULES 4.4)"
-        )
-    table_played = bool(play.actions)
-    if all_at_once and table_played and not out:
-        raise IllegalAction(
-            f"in deal {view.deal} you may meld, lay off or swap only in a turn in which you go out (meld_all_at_once_deals, RULES 3.5)"
-        )
-    if waive_opening and not out:
-        raise IllegalAction("the opening requirement is waived only for a turn that goes out (RULES 5.1)")
-    return TurnOutcome(hand, melds, opened, out, play.discard, table_played, effects)
+        return not hand
+
+    def check_end(self, table_played: bool, out: bool) -> None:
+        """No swapped wild left unmelded (RULES 4.4); table play only when going out in all-at-once deals (RULES 3.5)."""
+        if self.pending_wilds:
+            raise IllegalAction(
+                f"the wild {text(self.pending_wilds[0][0])} taken by a swap must go into another meld or be the discard this turn "
+                f"(swapped_wild_must_be_melded, RULES 4.4)"
+            )
+        if self.all_at_once and table_played and not out:
+            raise IllegalAction(
+                f"in deal {self.view.deal} you may meld, lay off or swap only in a turn in which you go out (meld_all_at_once_deals, RULES 3.5)"
+            )
