@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from arena.rules.cards import CardError, parse, text
+from arena.rules.log import DealEnd
 from arena.rules.melds import MeldError, form_meld, opening_value
 from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
     from arena.record_check import MacStatus
+    from arena.referee.entries import Line
     from arena.referee.host import BotHost
     from arena.settings import BotSpec
     from arena.tournament.journal import BadJournal
@@ -153,7 +155,7 @@ def simulate(
         g, d = play_game(rules, policies_for(rules, names, seed + i), seed + i)
         decisions += d
         placings = g.placings()
-        turn_caps = sum(1 for e in g.log if e["e"] == "deal_end" and e["reason"] == "turn_cap")
+        turn_caps = sum(1 for e in g.log if isinstance(e, DealEnd) and e.reason == "turn_cap")
         capped += turn_caps
         ends[g.end_reason] = ends.get(g.end_reason, 0) + 1
         for s, p in enumerate(placings):
@@ -325,8 +327,10 @@ def play(
     from rich.table import Table
 
     from arena.display import describe
+    from arena.referee.entries import Failure
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
+    from arena.rules.log import DealStart, ForfeitEntry, GameEnd, GameStart
     from arena.settings import CLOCKS, FAILURE_KINDS, POLICIES, FailurePolicy, TimeControl
 
     rules = _rules(variant)
@@ -362,10 +366,10 @@ def play(
     console = Console(stderr=False)
     names = [s.name for s in specs]
 
-    def on_entry(entry: dict) -> None:
+    def on_entry(entry: Line) -> None:
         if quiet:
             return
-        if entry["e"] in ("deal_end", "failure", "forfeit", "game_end", "game_start") or (entry["e"] == "deal_start"):
+        if isinstance(entry, (DealEnd, Failure, ForfeitEntry, GameEnd, GameStart, DealStart)):
             line = describe(entry, names, full=False)
             if line:
                 typer.echo(line)
@@ -421,7 +425,7 @@ def _play_game_id() -> str:
     return f"play-{secrets.token_hex(4)}"
 
 
-def _read_record(path: Path) -> tuple[dict, list[dict]]:
+def _read_record(path: Path) -> tuple[dict, list[Line]]:
     from arena.record_check import RecordError, read_record
 
     try:
@@ -439,6 +443,7 @@ def replay(
 ) -> None:
     """Print a recorded game turn by turn, or verify it against the engine (and its MAC, given the key)."""
     from arena.display import describe
+    from arena.referee.entries import engine_entry
     from arena.rules.record import Header, ReplayError
     from arena.rules.record import replay as run_replay
 
@@ -450,7 +455,7 @@ def replay(
             raise typer.Exit(1)
         try:
             h = Header.from_data(header)
-            game = run_replay(h, entries)
+            game = run_replay(h, [engine_entry(line) for line in entries])
         except ReplayError as e:
             typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
             raise typer.Exit(1) from None

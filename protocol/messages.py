@@ -30,6 +30,7 @@ import operator
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
+from msgspec import UnsetType
 
 _T = TypeVar("_T")
 
@@ -209,10 +210,10 @@ class Observation(msgspec.Struct, kw_only=True):
     opening_requirement: int
     rebuilds: int
     must_go_out_to_meld: bool
-    legal_draws: list[Source]
     played_before: Annotated[
         bool, msgspec.Meta(description="You melded, laid off or swapped in an earlier turn of this deal (so going out now is not rummy).")
     ] = False
+    legal_draws: list[Source]
 
 
 # -- referee -> bot ------------------------------------------------------------
@@ -230,13 +231,15 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True, tag_field="type"):
 class Error(msgspec.Struct, tag="error", kw_only=True, tag_field="type"):
     """Something the bot sent (or failed to send) was not accepted."""
 
+    # A field set to UNSET is left out of the message: a handshake refusal has no game
+    # and seq, and only a version refusal has supported_versions. Decoded, a missing one is None.
     v: Version = PROTOCOL_VERSION
-    game: GameId | None = None
-    seq: Seq | None = None
+    game: GameId | UnsetType | None = None
+    seq: Seq | UnsetType | None = None
     kind: Literal["illegal", "malformed", "oversized", "stale", "timeout", "version", "token", "protocol"]
     reason: str
     retry: bool
-    supported_versions: list[Version] | None = None
+    supported_versions: list[Version] | UnsetType | None = None
 
 
 class NewGame(msgspec.Struct, tag="new_game", kw_only=True, tag_field="type"):
@@ -262,11 +265,11 @@ class Request(msgspec.Struct, tag="request", kw_only=True, tag_field="type"):
 
 
 class Event(msgspec.Struct, tag="event", kw_only=True, tag_field="type"):
-    """A public event of a game; `event` is an object with `kind` and kind-specific fields."""
+    """A public event of a game; `event` is an object with `kind` and kind-specific fields (SPEC 6)."""
 
     v: Version = PROTOCOL_VERSION
     game: GameId
-    event: dict[str, Any]
+    event: KnownEvent
 
 
 class GameOver(msgspec.Struct, tag="game_over", kw_only=True, tag_field="type"):
@@ -297,15 +300,16 @@ class _Ev(msgspec.Struct, kw_only=True, tag_field="kind"):
 
 
 class DealStartEvent(_Ev, tag="deal_start"):
-    """A deal was dealt: hand sizes by seat and the first upcard."""
+    """A deal was dealt: hand sizes by seat, the first upcard and the stock left."""
 
     deal: int
     dealer: Seat
     hand_sizes: list[int]
     upcard: Card
+    stock_size: int
 
 
-class DrawEvent(_Ev, tag="draw"):
+class DrawEvent(_Ev, tag="draw", omit_defaults=True):
     """A seat drew; `card` only when drawn from the discard pile (stock draws are secret)."""
 
     seat: Seat
@@ -316,25 +320,25 @@ class DrawEvent(_Ev, tag="draw"):
 class MeldEvent(_Ev, tag="meld"):
     """A seat put down a new meld."""
 
-    seat: Seat
     meld: TableMeld
+    seat: Seat
 
 
 class LayoffEvent(_Ev, tag="layoff"):
     """A seat laid off cards on meld `meld` (by id)."""
 
-    seat: Seat
     meld: int
     cards: list[Card]
+    seat: Seat
 
 
 class SwapEvent(_Ev, tag="swap"):
     """A seat put `card` into meld `meld` and took the wild `wild`."""
 
-    seat: Seat
     meld: int
     card: Card
     wild: Card
+    seat: Seat
 
 
 class DiscardEvent(_Ev, tag="discard"):
@@ -352,15 +356,16 @@ class RebuildEvent(_Ev, tag="rebuild"):
 
 
 class DealEndEvent(_Ev, tag="deal_end"):
-    """A deal ended: who went out (null: no one), the hand values and scores of the deal, new totals."""
+    """A deal ended: who went out (null: no one), the hand values and scores of the deal, new totals, who left."""
 
     deal: int
     out: Seat | None
     rummy: bool
+    reason: str
     hand_values: list[int]
     scores: list[int]
     totals: list[int]
-    reason: str
+    eliminated: Annotated[list[Seat], msgspec.Meta(description="Seats out of the game at its target (end = elimination).")]
 
 
 class ForfeitEvent(_Ev, tag="forfeit"):
@@ -421,8 +426,19 @@ _CARD_REGEX_TEXT = "`str` matching regex " + repr(CARD_PATTERN)
 
 
 def encode(msg: msgspec.Struct | dict[str, Any]) -> bytes:
-    """Encode one message (a struct of this module, or a plain dict) as JSON bytes."""
-    return _encoder.encode(msg)
+    """Encode one message (a struct of this module, or a plain dict) as JSON bytes.
+
+    msgspec writes a struct's tag first; every message has always travelled with
+    ``v`` first (``{"v":1,"type":...``, SPEC 3), so the two swap places here.
+    """
+    data = _encoder.encode(msg)
+    if data.startswith(b'{"type":"') and isinstance(msg, msgspec.Struct):
+        tag_end = data.index(b'"', 9) + 1  # after the tag's closing quote
+        if data.startswith(b',"v":', tag_end):
+            v_end = data.find(b",", tag_end + 5)
+            if v_end > 0:
+                return b"{" + data[tag_end + 1 : v_end] + b"," + data[1:tag_end] + data[v_end:]
+    return data
 
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")

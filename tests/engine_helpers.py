@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import pytest
 
+from arena.referee import wire
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
 from arena.rules.cards import parse
 from arena.rules.game import Game, Phase
+from arena.rules.log import Entry
 from arena.rules.melds import TableMeld, form_meld
 from arena.rules.options import RuleSet, resolve
 
 PRESET_NAMES = ("basic", "international", "parlett", "czech", "german", "wrotham")
 
+
+_E = TypeVar("_E")
 
 def cards(s: str) -> list[int]:
     """``"7H 8H JK"`` -> card ints (marks ``*`` are dropped)."""
@@ -127,7 +132,7 @@ def snapshot(g: Game) -> dict[str, Any]:
     out = {f: copy.deepcopy(getattr(g, f)) for f in fields}
     out["melds"] = [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.rank, m.suit, m.low) for m in g.melds]
     out["log"] = copy.deepcopy(g.log)
-    out["observations"] = [g.observation(s).to_data() for s in range(g.n)]
+    out["observations"] = [msgspec.to_builtins(wire.observation(g.observation(s))) for s in range(g.n)]
     return out
 
 
@@ -202,3 +207,15 @@ def stack(monkeypatch: pytest.MonkeyPatch, rules: RuleSet, players: int, *, firs
         return original(self, *parts)
 
     monkeypatch.setattr(Game, "_rng", fake)
+
+
+def tag(entry: Entry) -> str:
+    """The kind of a log entry (its ``e``)."""
+    return str(type(entry).__struct_config__.tag)
+
+
+def entry_at(log: list[Entry], i: int, kind: type[_E]) -> _E:
+    """The log entry at ``i``, which must be a ``kind``."""
+    entry = log[i]
+    assert isinstance(entry, kind), entry
+    return entry

@@ -32,16 +32,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.policies import Policy
 from arena.record_check import RecordError, check_header
-from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_data, play_to_data
+from arena.referee import wire
+from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_wire, play_to_wire
 from arena.rules.cards import JOKER, SUITS, Card, parse, rank_of, suit_of, text
 from arena.rules.game import Game, Phase
-from arena.rules.observation import meld_to_data
+from arena.rules.log import DealStart, wire_meld
 from arena.rules.options import OPTION_NAMES, RuleSet, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, ReplayError, replay
@@ -63,6 +65,8 @@ from arena.rules.turn import simulate_play
 from arena.selfplay import policies_for
 from arena.tournament import schedule
 from arena.tournament.config import validate_text
+from protocol.messages import Action
+from tests.engine_helpers import entry_at
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "arena.cli"]
@@ -103,8 +107,9 @@ def relabelled(data: Any, suit_map: SuitMap) -> Any:
 
 
 def relabel_play(play: Play, suit_map: SuitMap) -> Play:
-    d = relabelled(play_to_data(play), suit_map)
-    return play_from_data(d["actions"], d["discard"])
+    actions, discard = play_to_wire(play)
+    d = relabelled(msgspec.to_builtins({"actions": actions, "discard": discard}), suit_map)
+    return play_from_wire(msgspec.convert(d["actions"], list[Action]), d["discard"])
 
 
 def outcome_data(game: Game, play: Play) -> dict[str, Any] | None:
@@ -112,7 +117,7 @@ def outcome_data(game: Game, play: Play) -> dict[str, Any] | None:
     if not game.can_play(play):
         return None
     o = simulate_play(game.rules, game.turn_view(), play)
-    return {"hand": [text(c) for c in o.hand], "melds": [meld_to_data(m.copy()) for m in o.melds],
+    return {"hand": [text(c) for c in o.hand], "melds": [msgspec.to_builtins(wire_meld(m.copy())) for m in o.melds],
             "opened": o.opened, "out": o.out, "discard": None if o.discard is None else text(o.discard),
             "table_played": o.table_played}
 
@@ -159,8 +164,8 @@ class Twins:
 
     def check_observation(self) -> None:
         seat = self.original.current
-        mine = relabelled(self.original.observation(seat).to_data(), self.suit_map)
-        assert self.twin.observation(seat).to_data() == mine
+        mine = relabelled(msgspec.to_builtins(wire.observation(self.original.observation(seat))), self.suit_map)
+        assert msgspec.to_builtins(wire.observation(self.twin.observation(seat))) == mine
 
     def check_draws(self) -> None:
         for source in (STOCK, DISCARD):
@@ -170,7 +175,7 @@ class Twins:
         for p in probes(self.original, chosen, rng):
             image = relabel_play(p, self.suit_map)
             want = outcome_data(self.original, p)
-            assert outcome_data(self.twin, image) == relabelled(want, self.suit_map), play_to_data(p)
+            assert outcome_data(self.twin, image) == relabelled(want, self.suit_map), p
 
     def step(self, policy: Policy, probe: bool, rng: random.Random) -> None:
         g, t = self.original, self.twin
@@ -239,10 +244,10 @@ def test_a_relabelled_record_replays_under_a_header_with_suits(name: str) -> Non
         header = Header(seed, len(names), rules, suits=suit_map)
         data = header.to_data()
         assert data["suits"] == to_text(suit_map) and Header.from_data(data) == header
-        twin = replay(Header.from_data(data), relabelled(game.log, suit_map))
+        twin = replay(Header.from_data(data), relabelled(msgspec.to_builtins(game.log), suit_map))
         assert (twin.placings(), twin.totals) == (game.placings(), game.totals)
         with pytest.raises(ReplayError):  # the same entries do not replay without the suit map
-            replay(replace(header, suits=None), relabelled(game.log, suit_map))
+            replay(replace(header, suits=None), relabelled(msgspec.to_builtins(game.log), suit_map))
 
     prove()
 
@@ -272,8 +277,8 @@ def shape(hand: list[str]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]
 def test_a_twin_deals_other_cards_of_the_same_shape(name: str, seed: int, suit_map: SuitMap) -> None:
     rules = PRESETS[name]
     n = rules.players[0]
-    mine = Game(rules, n, seed).log[1]["hands"]
-    twin = Game(rules, n, seed, suit_map).log[1]["hands"]
+    mine = entry_at(Game(rules, n, seed).log, 1, DealStart).hands
+    twin = entry_at(Game(rules, n, seed, suit_map).log, 1, DealStart).hands
     moved = {SUITS[s] for s in range(4) if suit_map[s] != s}
     for a, b in zip(mine, twin):
         assert shape(a) == shape(b)
