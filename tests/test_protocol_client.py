@@ -207,7 +207,7 @@ def test_full_session(ref: Referee, bot_script: Path, tmp_path: Path) -> None:
     # a field this version does not know is ignored; an event kind it does not know is skipped
     assert hooks[3] == {"hook": "event", "type": "DrawEvent",
                         "event": {"kind": "draw", "seat": 1, "source": "discard", "card": "2C"}}
-    assert "cannot read" not in err
+    assert '"kind":"from_the_future"' not in err
     assert hooks[4]["placings"] == [2, 1]
 
 
