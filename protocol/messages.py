@@ -429,16 +429,24 @@ def encode(msg: msgspec.Struct | dict[str, Any]) -> bytes:
     """Encode one message (a struct of this module, or a plain dict) as JSON bytes.
 
     msgspec writes a struct's tag first; every message has always travelled with
-    ``v`` first (``{"v":1,"type":...``, SPEC 3), so the two swap places here.
+    ``v`` first (``{"v":1,"type":...``, SPEC 3), so a message of this version gets
+    its first two fields swapped back (same length, one copy).
     """
     data = _encoder.encode(msg)
-    if data.startswith(b'{"type":"') and isinstance(msg, msgspec.Struct):
-        tag_end = data.index(b'"', 9) + 1  # after the tag's closing quote
-        if data.startswith(b',"v":', tag_end):
-            v_end = data.find(b",", tag_end + 5)
-            if v_end > 0:
-                return b"{" + data[tag_end + 1 : v_end] + b"," + data[1:tag_end] + data[v_end:]
+    swap = _V_FIRST.get(type(msg))
+    if swap is not None and data.startswith(swap[0]):
+        return swap[1] + data[len(swap[0]) :]
     return data
+
+
+def _v_first(cls: type[msgspec.Struct]) -> tuple[bytes, bytes]:
+    tag = cls.__struct_config__.tag
+    return (f'{{"type":"{tag}","v":{PROTOCOL_VERSION},'.encode(), f'{{"v":{PROTOCOL_VERSION},"type":"{tag}",'.encode())
+
+
+_V_FIRST: dict[type, tuple[bytes, bytes]] = {
+    cls: _v_first(cls) for cls in (Hello, Draw, Play, Welcome, Error, NewGame, Request, Event, GameOver, Shutdown)
+}
 
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
