@@ -155,7 +155,8 @@ class Report:
 
 
 class _CheckReferee(Referee):
-    """A referee that counts the checked seat's decisions and can reject its first play on purpose."""
+    """A referee that counts the checked seat's decisions and can reject its first play on purpose,
+    both through the referee's public hook ``on_outcome``."""
 
     def __init__(self, *args: Any, target: int, reject_first_play: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -249,13 +249,8 @@ class Referee:
         st.bank_left += self.time.increment_ms
 
     def _ask(self, st: SeatState, decision: str) -> Outcome:
-        """Send a request and wait for its reply: ``Answered``, or ``Failed`` with the policy's outcome."""
-        got = self._wait_reply(st, decision)
-        return Failed(got) if isinstance(got, str) else Answered(*got)
-
-    def _wait_reply(self, st: SeatState, decision: str) -> tuple[Draw | PlayMessage, float] | str:
-        """Send a request and wait for its reply; a failure returns the policy's outcome.
-        Only this bot's pipe is read meanwhile."""
+        """Send a request and wait for its reply: ``Answered``, or ``Failed`` with the policy's outcome
+        once the failure is recorded.  Only this bot's pipe is read meanwhile."""
         peer = st.peer
         seq = peer.next_seq()
         data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
@@ -267,8 +262,8 @@ class Referee:
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():
-                return self._died(st, decision)
-            return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
+                return Failed(self._died(st, decision))
+            return Failed(self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages"))
         limit_ms = self.time.decision_ms + st.bank_left + self.time.grace_ms
         wall_ms = (self.time.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
         deadline = t0 + wall_ms / 1000
@@ -285,14 +280,14 @@ class Referee:
             if item is None:
                 continue
             if isinstance(item, Closed):
-                return self._died(st, decision)
+                return Failed(self._died(st, decision))
             if isinstance(item, Oversized):
-                return self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
-                                                   f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq)
+                return Failed(self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
+                                                          f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq))
             if isinstance(item, Notice):
                 outcome = self._notice(st, item, seq)
                 if outcome is not None:
-                    return outcome
+                    return Failed(outcome)
                 continue
             latency_ms = (time.monotonic() - t0) * 1000
             try:
@@ -302,7 +297,7 @@ class Referee:
                     self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
                                            "and of the wrong shape")
                     continue
-                return self._fail(st, e.kind, e.reason, seq=seq)
+                return Failed(self._fail(st, e.kind, e.reason, seq=seq))
             if isinstance(msg, Hello):
                 self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
                                      game=self.game_id, seq=seq)
@@ -315,14 +310,14 @@ class Referee:
                 continue
             want = Draw if decision == "draw" else PlayMessage
             if not isinstance(msg, want):
-                return self._fail(st, "malformed", f"asked for a {decision} decision, got a "
-                                                   f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq)
+                return Failed(self._fail(st, "malformed", f"asked for a {decision} decision, got a "
+                                                          f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq))
             charged = used_ms if cpu_clock else latency_ms
             if charged > limit_ms:
                 break  # arrived, but over the limit
-            return msg, charged
+            return Answered(msg, charged)
         if not peer.alive():
-            return self._died(st, decision)
+            return Failed(self._died(st, decision))
         st.timed_out.add(seq)
         budget = f"{self.time.decision_ms} ms (+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)"
         if cpu_clock and used_ms > limit_ms:
@@ -331,7 +326,7 @@ class Referee:
             reason = f"no {decision} reply within the wall-clock ceiling of {wall_ms} ms"
         else:
             reason = f"no {decision} reply within {budget}"
-        return self._fail(st, "timeout", reason, seq=seq)
+        return Failed(self._fail(st, "timeout", reason, seq=seq))
 
     def _notice(self, st: SeatState, notice: Notice, seq: int) -> str | None:
         """What the bot's gate reports about its socket: a failure outcome, or None (nothing to charge)."""
