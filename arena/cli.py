@@ -434,6 +434,17 @@ def _read_record(path: Path) -> tuple[dict, list[Line]]:
         fail(str(e))
 
 
+def _read_record_objects(path: Path) -> tuple[dict, list[dict]]:
+    """A record's header and entry objects, checked, as the file holds them (what --verify replays)."""
+    from arena.record_check import RecordError, read_record_objects
+
+    try:
+        header, objects = read_record_objects(path)
+    except RecordError as e:
+        fail(str(e))
+    return header, [obj for _, obj in objects]
+
+
 @app.command()
 def replay(
     record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
@@ -443,27 +454,27 @@ def replay(
 ) -> None:
     """Print a recorded game turn by turn, or verify it against the engine (and its MAC, given the key)."""
     from arena.display import describe
-    from arena.referee.entries import engine_entry
     from arena.rules.record import Header, ReplayError
     from arena.rules.record import replay as run_replay
 
-    header, entries = _read_record(record)
     if verify:
+        header, objects = _read_record_objects(record)
         mac = _record_mac(record, header, key)
         if not mac.ok:
             typer.echo(f"{record}: does not verify: {mac.text}")
             raise typer.Exit(1)
         try:
             h = Header.from_data(header)
-            game = run_replay(h, [engine_entry(line) for line in entries])
+            game = run_replay(h, objects)
         except ReplayError as e:
             typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
             raise typer.Exit(1) from None
         except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
             fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
-        typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
+        typer.echo(f"{record}: verified {len(objects)} entries; {game.deal_no} deal(s), totals {game.totals}, "
                    f"placings {game.placings()}; {mac.text}")
         return
+    header, entries = _read_record(record)
     names = list(header.get("seats") or [f"seat{i}" for i in range(header.get("players", 0))])
     typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: {', '.join(names)}")
     for entry in entries:

@@ -99,8 +99,20 @@ _WHAT: dict[Check | str, str] = {
 
 def read_record(path: Path) -> tuple[dict[str, Any], list[Line]]:
     """The header and typed lines of a record file, each checked; RecordError on the first problem."""
+    header, objects = read_record_objects(path)
+    lines: list[Line] = []
+    for n, obj in objects:
+        try:
+            lines.append(line_from_data(obj))
+        except EntryError as e:
+            raise RecordError(f"{path}:{n}: {obj['e']} entry: {e}") from None
+    return header, lines
+
+
+def read_record_objects(path: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """The header and the entry objects of a record file with their line numbers, each checked."""
     header: dict[str, Any] | None = None
-    entries: list[Line] = []
+    entries: list[tuple[int, dict[str, Any]]] = []
     players = 0
     for n, obj in _json_lines(path):
         if header is None:
@@ -108,10 +120,7 @@ def read_record(path: Path) -> tuple[dict[str, Any], list[Line]]:
             players = check_header(obj, f"{path}:{n}")
         else:
             check_entry(obj, players, f"{path}:{n}")
-            try:
-                entries.append(line_from_data(obj))
-            except EntryError as e:
-                raise RecordError(f"{path}:{n}: {obj['e']} entry: {e}") from None
+            entries.append((n, obj))
     if header is None:
         raise RecordError(f"{path}: empty file; a game record starts with its header line")
     return header, entries

@@ -128,3 +128,15 @@ def test_an_entry_the_engine_did_not_make_fails_before_the_action_it_precedes() 
     bogus = {"e": "rebuild", "stock_size": 3, "upcard": None}
     with pytest.raises(ReplayError, match=f"^entry {i + 1}: "):
         replay(header, entries[:i] + [bogus] + entries[i:])
+
+
+def test_a_field_no_entry_has_does_not_replay_but_a_latency_does() -> None:
+    header, entries = load("basic")
+    i = next(k for k, e in enumerate(entries) if e["e"] == "draw")
+    with pytest.raises(ReplayError, match=f"^entry {i + 1}: draw entry differs at 'extra': the record says 1, "
+                                          "the engine gives None"):
+        replay(header, entries[:i] + [entries[i] | {"extra": 1}] + entries[i + 1:])
+    timed = [e | {"ms": 1.5} if e["e"] in ("draw", "play") else e for e in entries]
+    failure = {"e": "failure", "seat": 0, "bot": "b", "kind": "stale", "reason": "r", "action": "dropped",
+               "deal": 1, "turn": 1}
+    assert replay(header, timed[:i] + [failure] + timed[i:]).totals == replay(header, entries).totals

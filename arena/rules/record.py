@@ -29,6 +29,7 @@ from arena.rules.suits import SuitMap, SuitMapError, from_text, to_text
 
 RECORD_VERSION = 2
 REFEREE_ENTRIES = ("failure",)  # written by the referee, not the engine: skipped by replay
+REFEREE_FIELDS = ("ms",)  # a decision's latency, written beside a draw or play entry by the referee
 
 
 class ReplayError(ValueError):
@@ -76,9 +77,9 @@ def header_of(game: Game, seats: tuple[str, ...] = (), **extra: Any) -> Header:
     return Header(game.seed, game.n, game.rules, seats, tuple(extra.items()), suits=game.suit_map)
 
 
-def _diff(expected_entry: Entry, got_entry: Entry) -> str:
+def _diff(expected_entry: Entry, got_entry: Entry, extra: dict[str, Any]) -> str:
     """The first field (in name order) where two entries differ, as the record file shows them."""
-    expected: dict[str, Any] = msgspec.to_builtins(expected_entry)
+    expected: dict[str, Any] = msgspec.to_builtins(expected_entry) | extra
     got: dict[str, Any] = msgspec.to_builtins(got_entry)
     keys = [k for k in sorted(set(expected) | set(got)) if expected.get(k) != got.get(k)]
     k = keys[0] if keys else "?"
@@ -93,15 +94,17 @@ def replay(header: Header, record: Sequence[Entry | dict[str, Any] | None]) -> G
     """Replay a record's entries from ``header``; raise ReplayError at the first mismatch.
 
     An item is an engine entry, the object of a record line (a ``failure`` line
-    of the referee is skipped, and so is a latency ``ms``), or None for a line
-    that is not the engine's.  Entry numbers in errors count the record's items
+    of the referee is skipped, and so is a latency ``ms``; any other field no
+    entry has is a difference), or None for a line that is not the engine's.  Entry numbers in errors count the record's items
     from 1 (the header is line 0).
     """
     numbers: list[int] = []
     entries: list[Entry] = []
+    extras: list[dict[str, Any]] = []  # fields of a record's object that no engine entry has: a difference
     for n, item in enumerate(record, start=1):
         if item is None:
             continue
+        extra: dict[str, Any] = {}
         if isinstance(item, dict):
             if item.get("e") in REFEREE_ENTRIES:
                 continue
@@ -109,14 +112,17 @@ def replay(header: Header, record: Sequence[Entry | dict[str, Any] | None]) -> G
                 entry = entry_from_data(item)
             except EntryError as e:
                 raise ReplayError(n, f"malformed {item.get('e', 'record')} entry ({e})") from None
+            known = type(entry).__struct_fields__
+            extra = {k: v for k, v in item.items() if k not in known and k != "e" and k not in REFEREE_FIELDS}
         elif isinstance(item, Entry):
             entry = item
         else:
             raise ReplayError(n, "an entry is not a JSON object")
         numbers.append(n)
         entries.append(entry)
+        extras.append(extra)
     try:
-        return _replay(header, entries)
+        return _replay(header, entries, extras)
     except ReplayError as e:
         n = numbers[e.index - 1] if 0 < e.index <= len(numbers) else len(record) + 1
         hint = "" if header.version >= RECORD_VERSION else (
@@ -126,7 +132,7 @@ def replay(header: Header, record: Sequence[Entry | dict[str, Any] | None]) -> G
         raise ReplayError(n, str(e).split(": ", 1)[1] + hint) from None
 
 
-def _replay(header: Header, entries: list[Entry]) -> Game:
+def _replay(header: Header, entries: list[Entry], extras: list[dict[str, Any]]) -> Game:
     game = Game(header.rules, header.players, header.seed, header.suits)
     checked = 0
 
@@ -135,8 +141,8 @@ def _replay(header: Header, entries: list[Entry]) -> Game:
         while checked < min(n, len(game.log)):
             if checked >= len(entries):
                 raise ReplayError(checked + 1, f"the record ends but the engine has a {_tag(game.log[checked])} entry")
-            if game.log[checked] != entries[checked]:
-                raise ReplayError(checked + 1, _diff(entries[checked], game.log[checked]))
+            if game.log[checked] != entries[checked] or extras[checked]:
+                raise ReplayError(checked + 1, _diff(entries[checked], game.log[checked], extras[checked]))
             checked += 1
 
     check_upto(len(game.log))
