@@ -173,13 +173,15 @@ class Referee:
                 answered_ms = None
             self.record.append(line)
             self.on_entry(line)
+            listeners = [st for st in self.seats if st.peer.ready and not st.referee_plays and st.peer.wants_events]
+            if not listeners:
+                continue  # no bot follows the events: none is built
             for ev in wire.events(entry):
                 data = encode(wire.event(self.game_id, ev))
-                for st in self.seats:
-                    if st.peer.ready and not st.referee_plays and st.peer.wants_events:
-                        st.outbox.append(data)
-                        if len(st.outbox) >= OUTBOX_FLUSH:
-                            self._flush(st)
+                for st in listeners:
+                    st.outbox.append(data)
+                    if len(st.outbox) >= OUTBOX_FLUSH:
+                        self._flush(st)
 
     def _flush(self, st: SeatState) -> None:
         """Send a bot its queued events.  Events wait until the bot is next sent anything, so a
