@@ -5,7 +5,12 @@ Every message is one UTF-8 JSON object with ``v`` (protocol version) and
 direction form a tagged union on ``type``, so one decoder call validates a
 whole message.  Cards stay strings (``"7H"``, ``"TD"``, ``"JK"``, ``"2H*"``);
 the engine parses them.  ``v`` defaults to :data:`PROTOCOL_VERSION` when a
-struct is built in Python and is always written on the wire.
+struct is built in Python and is always written on the wire, first.
+
+These structs are the one definition of every shape that travels: the
+referee builds its messages from them (``arena.referee.wire``), the engine's
+records hold the action and meld structs, and bots decode into them.  A
+struct's field order is the order of its fields on the wire.
 
 Use :func:`decode_from_bot` on the referee side, :func:`decode_from_referee`
 in bots, :func:`encode` for both directions.  Both decoders are total: any
