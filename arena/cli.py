@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from arena.rules.cards import CardError, parse, text
+from arena.rules.log import DealEnd
 from arena.rules.melds import MeldError, form_meld, opening_value
 from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS, SOURCES
 
 if TYPE_CHECKING:
     from arena.record_check import MacStatus
+    from arena.referee.entries import Line
     from arena.referee.host import BotHost
     from arena.settings import BotSpec
     from arena.tournament.journal import BadJournal
@@ -200,7 +202,7 @@ def simulate(
         g, d = play_game(rules, policies_for(rules, names, seed + i), seed + i)
         decisions += d
         placings = g.placings()
-        turn_caps = sum(1 for e in g.log if e["e"] == "deal_end" and e["reason"] == "turn_cap")
+        turn_caps = sum(1 for e in g.log if isinstance(e, DealEnd) and e.reason == "turn_cap")
         capped += turn_caps
         ends[g.end_reason] = ends.get(g.end_reason, 0) + 1
         for s, p in enumerate(placings):
@@ -376,8 +378,10 @@ def play(
     from arena.display import describe
     from arena.failures import parse_override
     from arena.human.terminal import HumanProcess
+    from arena.referee.entries import Failure
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
+    from arena.rules.log import DealStart, ForfeitEntry, GameEnd, GameStart
     from arena.settings import CLOCKS, FailurePolicy, TimeControl
 
     rules = _rules(variant, rules_overrides)
@@ -425,10 +429,10 @@ def play(
     console = Console(stderr=False)
     names = [s.name for s in specs]
 
-    def on_entry(entry: dict) -> None:
+    def on_entry(entry: Line) -> None:
         if quiet:
             return
-        if entry["e"] in ("deal_end", "failure", "forfeit", "game_end", "game_start") or (entry["e"] == "deal_start"):
+        if isinstance(entry, (DealEnd, Failure, ForfeitEntry, GameEnd, GameStart, DealStart)):
             line = describe(entry, names, full=False)
             if line:
                 typer.echo(line)
@@ -531,13 +535,24 @@ def _play_game_id() -> str:
     return f"play-{secrets.token_hex(4)}"
 
 
-def _read_record(path: Path) -> tuple[dict, list[dict]]:
+def _read_record(path: Path) -> tuple[dict, list[Line]]:
     from arena.record_check import RecordError, read_record
 
     try:
         return read_record(path)
     except RecordError as e:
         fail(str(e))
+
+
+def _read_record_objects(path: Path) -> tuple[dict, list[dict]]:
+    """A record's header and entry objects, checked, as the file holds them (what --verify replays)."""
+    from arena.record_check import RecordError, read_record_objects
+
+    try:
+        header, objects = read_record_objects(path)
+    except RecordError as e:
+        fail(str(e))
+    return header, [obj for _, obj in objects]
 
 
 @app.command()
@@ -552,23 +567,24 @@ def replay(
     from arena.rules.record import Header, ReplayError
     from arena.rules.record import replay as run_replay
 
-    header, entries = _read_record(record)
     if verify:
+        header, objects = _read_record_objects(record)
         mac = _record_mac(record, header, key)
         if not mac.ok:
             typer.echo(f"{record}: does not verify: {mac.text}")
             raise typer.Exit(1)
         try:
             h = Header.from_data(header)
-            game = run_replay(h, entries)
+            game = run_replay(h, objects)
         except ReplayError as e:
             typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
             raise typer.Exit(1) from None
         except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
             fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
-        typer.echo(f"{record}: verified {len(entries)} entries; {game.deal_no} deal(s), totals {game.totals}, "
+        typer.echo(f"{record}: verified {len(objects)} entries; {game.deal_no} deal(s), totals {game.totals}, "
                    f"placings {game.placings()}; {mac.text}")
         return
+    header, entries = _read_record(record)
     names = list(header.get("seats") or [f"seat{i}" for i in range(header.get("players", 0))])
     typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: {', '.join(names)}")
     for entry in entries:

@@ -4,7 +4,8 @@ A record file is JSON Lines: a header object, then one object per entry.
 ``read_record`` reads one and checks every line against what the display and
 the engine's replay expect (types, required fields, seat numbers within the
 table, a player count the rules allow), so a malformed record is refused with
-``RecordError``: one sentence naming the file, the line and what is wrong.
+``RecordError``: one sentence naming the file, the line and what is wrong;
+the lines come back typed (``arena.referee.entries.Line``).
 Whether the actions hold is the engine's question (``arena replay --verify``),
 not this module's.  A header may carry ``suits``, the suit map a tournament
 with ``twin_suits = "permute"`` dealt the game under (``arena.rules.suits``).
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
+from arena.referee.entries import Line, line_from_data
+from arena.rules.log import EntryError
 from arena.rules.options import RulesError, RuleSet, rules_from_data
 from arena.rules.record import RECORD_VERSION, Header
 from arena.rules.suits import SuitMapError, from_text
@@ -94,10 +97,22 @@ _WHAT: dict[Check | str, str] = {
 }
 
 
-def read_record(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and entries of a record file, each checked; RecordError on the first problem."""
+def read_record(path: Path) -> tuple[dict[str, Any], list[Line]]:
+    """The header and typed lines of a record file, each checked; RecordError on the first problem."""
+    header, objects = read_record_objects(path)
+    lines: list[Line] = []
+    for n, obj in objects:
+        try:
+            lines.append(line_from_data(obj))
+        except EntryError as e:
+            raise RecordError(f"{path}:{n}: {obj['e']} entry: {e}") from None
+    return header, lines
+
+
+def read_record_objects(path: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """The header and the entry objects of a record file with their line numbers, each checked."""
     header: dict[str, Any] | None = None
-    entries: list[dict[str, Any]] = []
+    entries: list[tuple[int, dict[str, Any]]] = []
     players = 0
     for n, obj in _json_lines(path):
         if header is None:
@@ -105,7 +120,7 @@ def read_record(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             players = check_header(obj, f"{path}:{n}")
         else:
             check_entry(obj, players, f"{path}:{n}")
-            entries.append(obj)
+            entries.append((n, obj))
     if header is None:
         raise RecordError(f"{path}: empty file; a game record starts with its header line")
     return header, entries

@@ -28,12 +28,16 @@ import json
 import platform
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from arena.rules.game import Game, Phase
-from arena.rules.options import resolve
-from arena.rules.presets import PRESETS
-from arena.selfplay import policies_for
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # before bench/ itself, whose protocol.py would hide the protocol package
+
+from arena.rules.game import Game, Phase  # noqa: E402
+from arena.rules.options import resolve  # noqa: E402
+from arena.rules.presets import PRESETS  # noqa: E402
+from arena.selfplay import policies_for  # noqa: E402
 
 ANCHORS = {"rlcard_gin_rummy_random": 12_500, "openspiel_gin_rummy_python": 41_000}
 TARGET: dict[str, Any] = {"preset": "every", "decisions_per_s": 25_000}

@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from arena.integrity import make_key  # noqa: E402
+from arena.rules.log import DrawEntry, PlayEntry  # noqa: E402
 from arena.rules.record import header_of  # noqa: E402
 from arena.selfplay import play_game, policies_for  # noqa: E402
 from arena.tournament import schedule  # noqa: E402
@@ -98,7 +99,7 @@ def make_folder(out: Path, games: int, bots: int = 10, pool: int = 40, deal_sets
                 index=index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
                 seating=spec.seating, seats=seats, placings=game.placings(), totals=list(game.totals),
                 failures=[{}, {"illegal": 1}] if failure else [{}, {}], record=f"records/{record.name}",
-                deals=game.deal_no, decisions=sum(1 for e in game.log if e["e"] in ("draw", "play"))))
+                deals=game.deal_no, decisions=sum(1 for e in game.log if isinstance(e, DrawEntry | PlayEntry))))
     return out
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from arena.referee.wire import observation_from_wire
 from arena.rules.observation import Observation
 from sample_bots.policy_bot import PolicyBot
 
@@ -27,7 +28,7 @@ class TimedBot(PolicyBot):
         self.count = 0
 
     def _timed(self, decide: Callable[[Observation], _T], observation: Any) -> _T:
-        obs = self._obs(observation)
+        obs = observation_from_wire(observation)
         t = time.perf_counter()
         out = decide(obs)
         self.compute += time.perf_counter() - t
@@ -39,10 +40,11 @@ class TimedBot(PolicyBot):
         return self._timed(self.policy.draw, observation)
 
     def play(self, observation: Any) -> dict[str, Any]:
-        from arena.rules.actions import play_to_data
+        from arena.rules.actions import play_to_wire
 
         assert self.policy is not None, "a request came before new_game"
-        return play_to_data(self._timed(self.policy.play, observation))
+        actions, discard = play_to_wire(self._timed(self.policy.play, observation))
+        return {"actions": actions, "discard": discard}
 
 
 def _report(bot: TimedBot) -> None:

@@ -36,24 +36,27 @@ import msgspec
 import zmq
 
 from protocol.messages import (
-    PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
+    Action,
+    Draw,
     Error,
     Event,
     GameOver,
     Hello,
+    KnownEvent,
     MessageError,
     NewGame,
     Observation,
+    Play,
     Request,
     Shutdown,
+    Source,
     Welcome,
     decode_from_referee,
+    encode,
 )
 
 __all__ = ["Bot", "BotError", "endpoint_and_token", "run"]
-
-_encode = msgspec.json.Encoder().encode
 
 
 class BotError(RuntimeError):
@@ -88,9 +91,6 @@ class Bot:
 
     name: str = "bot"
     author: str | None = None
-    raw_observations: bool = False
-    """True: ``draw``/``play`` get the observation as a plain dict, decoded without validation
-    (faster; for bots that convert it themselves)."""
     handshake_timeout_s: float = 30.0
     """How long :func:`run` waits for `welcome` before giving up (None: forever)."""
 
@@ -113,8 +113,9 @@ class Bot:
     def on_new_game(self, msg: NewGame) -> None:
         """A game starts (seat, players, rules, clock)."""
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        """A public event (``event["kind"]`` plus fields; see SPEC "Events")."""
+    def on_event(self, event: KnownEvent) -> None:
+        """A public event: a ``DealStartEvent``, ``DrawEvent``, ... of ``protocol.messages`` (SPEC 6).
+        Events of a kind this version does not know are skipped."""
 
     def on_error(self, msg: Error) -> None:
         """The referee did not accept something; the default prints it to stderr."""
@@ -130,26 +131,19 @@ class Bot:
         raise SystemExit(run(self, endpoint, token))
 
 
-def _reply(bot: Bot, req: Request | _RawRequest) -> dict[str, Any]:
-    """Ask the bot for the decision and build the reply message (as a dict)."""
-    # A bot with ``raw_observations = True`` gets the plain dict it asked for (see Bot.raw_observations).
-    obs = cast(Observation, req.observation)
+def _reply(bot: Bot, req: Request) -> Draw | Play:
+    """Ask the bot for the decision and build the reply message."""
     if req.decision == "draw":
-        source = bot.draw(obs)
+        source = bot.draw(req.observation)
         if source not in ("stock", "discard"):
             raise TypeError(f"draw() must return 'stock' or 'discard', got {source!r}")
-        return {"v": PROTOCOL_VERSION, "type": "draw", "game": req.game, "seq": req.seq, "source": source}
-    result = bot.play(obs)
+        return Draw(game=req.game, seq=req.seq, source=cast(Source, source))
+    result = bot.play(req.observation)
     if not isinstance(result, dict):
         raise TypeError(f"play() must return a dict {{'actions': [...], 'discard': card or None}}, got {result!r}")
-    return {
-        "v": PROTOCOL_VERSION,
-        "type": "play",
-        "game": req.game,
-        "seq": req.seq,
-        "actions": list(result.get("actions") or ()),
-        "discard": result.get("discard"),
-    }
+    # Actions given as dicts travel as they are: the referee judges them (SPEC 9).
+    actions = cast(list[Action], list(result.get("actions") or ()))
+    return Play(game=req.game, seq=req.seq, actions=actions, discard=result.get("discard"))
 
 
 def _call(bot: Bot, what: str, fn: Any, *args: Any) -> Any:
@@ -180,7 +174,7 @@ def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
     try:
         wants_events = type(bot).on_event is not Bot.on_event
         hello = Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)
-        sock.send(_encode(hello))
+        sock.send(encode(hello))
         return _loop(bot, sock)
     finally:
         sock.close(linger=0)
@@ -190,15 +184,7 @@ class _Envelope(msgspec.Struct):
     type: str = ""
 
 
-class _RawRequest(msgspec.Struct):
-    game: str
-    seq: int
-    decision: str
-    observation: dict[str, Any]
-
-
 _peek = msgspec.json.Decoder(_Envelope).decode
-_raw_request = msgspec.json.Decoder(_RawRequest).decode
 
 
 def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
@@ -217,25 +203,15 @@ def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
             kind = ""
         if kind == "event" and not wants_events:
             continue  # nobody listens: skip decoding it
-        if kind == "request" and bot.raw_observations:
-            try:
-                raw = _raw_request(data)
-            except msgspec.DecodeError as e:
-                print(f"[{bot.name}] ignoring a request I cannot read ({e})", file=log, flush=True)
-                continue
-            reply = _call(bot, f"{raw.decision}() for game {raw.game} seq {raw.seq}", _reply, bot, raw)
-            sock.send(_encode(reply))
-            bot.busy_s += time.perf_counter() - received
-            bot.answered += 1
-            continue
         try:
             msg = decode_from_referee(data)
         except MessageError as e:
-            print(f"[{bot.name}] ignoring a message I cannot read ({e}): {data[:200]!r}", file=log, flush=True)
+            if kind != "event":  # an event of a kind this version does not know is skipped (SPEC 6)
+                print(f"[{bot.name}] ignoring a message I cannot read ({e}): {data[:200]!r}", file=log, flush=True)
             continue
         if isinstance(msg, Request):
             reply = _call(bot, f"{msg.decision}() for game {msg.game} seq {msg.seq}", _reply, bot, msg)
-            sock.send(_encode(reply))
+            sock.send(encode(reply))
             bot.busy_s += time.perf_counter() - received
             bot.answered += 1
         elif isinstance(msg, Event):

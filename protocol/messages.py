@@ -5,7 +5,12 @@ Every message is one UTF-8 JSON object with ``v`` (protocol version) and
 direction form a tagged union on ``type``, so one decoder call validates a
 whole message.  Cards stay strings (``"7H"``, ``"TD"``, ``"JK"``, ``"2H*"``);
 the engine parses them.  ``v`` defaults to :data:`PROTOCOL_VERSION` when a
-struct is built in Python and is always written on the wire.
+struct is built in Python and is always written on the wire, first.
+
+These structs are the one definition of every shape that travels: the
+referee builds its messages from them (``arena.referee.wire``), the engine's
+records hold the action and meld structs, and bots decode into them.  A
+struct's field order is the order of its fields on the wire.
 
 Use :func:`decode_from_bot` on the referee side, :func:`decode_from_referee`
 in bots, :func:`encode` for both directions.  Both decoders are total: any
@@ -30,6 +35,7 @@ import operator
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
+from msgspec import UnsetType
 
 _T = TypeVar("_T")
 
@@ -206,10 +212,10 @@ class Observation(msgspec.Struct, kw_only=True):
     opening_requirement: int
     rebuilds: int
     must_go_out_to_meld: bool
-    legal_draws: list[Source]
     played_before: Annotated[
         bool, msgspec.Meta(description="You melded, laid off or swapped in an earlier turn of this deal (so going out now is not rummy).")
     ] = False
+    legal_draws: list[Source]
 
 
 # -- referee -> bot ------------------------------------------------------------
@@ -227,13 +233,15 @@ class Welcome(msgspec.Struct, tag="welcome", kw_only=True, tag_field="type"):
 class Error(msgspec.Struct, tag="error", kw_only=True, tag_field="type"):
     """Something the bot sent (or failed to send) was not accepted."""
 
+    # A field set to UNSET is left out of the message: a handshake refusal has no game
+    # and seq, and only a version refusal has supported_versions. Decoded, a missing one is None.
     v: Version = PROTOCOL_VERSION
-    game: GameId | None = None
-    seq: Seq | None = None
+    game: GameId | UnsetType | None = None
+    seq: Seq | UnsetType | None = None
     kind: Literal["illegal", "malformed", "oversized", "stale", "timeout", "version", "token", "protocol"]
     reason: str
     retry: bool
-    supported_versions: list[Version] | None = None
+    supported_versions: list[Version] | UnsetType | None = None
 
 
 class NewGame(msgspec.Struct, tag="new_game", kw_only=True, tag_field="type"):
@@ -259,11 +267,11 @@ class Request(msgspec.Struct, tag="request", kw_only=True, tag_field="type"):
 
 
 class Event(msgspec.Struct, tag="event", kw_only=True, tag_field="type"):
-    """A public event of a game; `event` is an object with `kind` and kind-specific fields."""
+    """A public event of a game; `event` is an object with `kind` and kind-specific fields (SPEC 6)."""
 
     v: Version = PROTOCOL_VERSION
     game: GameId
-    event: dict[str, Any]
+    event: KnownEvent
 
 
 class GameOver(msgspec.Struct, tag="game_over", kw_only=True, tag_field="type"):
@@ -294,15 +302,16 @@ class _Ev(msgspec.Struct, kw_only=True, tag_field="kind"):
 
 
 class DealStartEvent(_Ev, tag="deal_start"):
-    """A deal was dealt: hand sizes by seat and the first upcard."""
+    """A deal was dealt: hand sizes by seat, the first upcard and the stock left."""
 
     deal: int
     dealer: Seat
     hand_sizes: list[int]
     upcard: Card
+    stock_size: int
 
 
-class DrawEvent(_Ev, tag="draw"):
+class DrawEvent(_Ev, tag="draw", omit_defaults=True):
     """A seat drew; `card` only when drawn from the discard pile (stock draws are secret)."""
 
     seat: Seat
@@ -313,25 +322,25 @@ class DrawEvent(_Ev, tag="draw"):
 class MeldEvent(_Ev, tag="meld"):
     """A seat put down a new meld."""
 
-    seat: Seat
     meld: TableMeld
+    seat: Seat
 
 
 class LayoffEvent(_Ev, tag="layoff"):
     """A seat laid off cards on meld `meld` (by id)."""
 
-    seat: Seat
     meld: int
     cards: list[Card]
+    seat: Seat
 
 
 class SwapEvent(_Ev, tag="swap"):
     """A seat put `card` into meld `meld` and took the wild `wild`."""
 
-    seat: Seat
     meld: int
     card: Card
     wild: Card
+    seat: Seat
 
 
 class DiscardEvent(_Ev, tag="discard"):
@@ -349,15 +358,16 @@ class RebuildEvent(_Ev, tag="rebuild"):
 
 
 class DealEndEvent(_Ev, tag="deal_end"):
-    """A deal ended: who went out (null: no one), the hand values and scores of the deal, new totals."""
+    """A deal ended: who went out (null: no one), the hand values and scores of the deal, new totals, who left."""
 
     deal: int
     out: Seat | None
     rummy: bool
+    reason: str
     hand_values: list[int]
     scores: list[int]
     totals: list[int]
-    reason: str
+    eliminated: Annotated[list[Seat], msgspec.Meta(description="Seats out of the game at its target (end = elimination).")]
 
 
 class ForfeitEvent(_Ev, tag="forfeit"):
@@ -418,8 +428,27 @@ _CARD_REGEX_TEXT = "`str` matching regex " + repr(CARD_PATTERN)
 
 
 def encode(msg: msgspec.Struct | dict[str, Any]) -> bytes:
-    """Encode one message (a struct of this module, or a plain dict) as JSON bytes."""
-    return _encoder.encode(msg)
+    """Encode one message (a struct of this module, or a plain dict) as JSON bytes.
+
+    msgspec writes a struct's tag first; every message has always travelled with
+    ``v`` first (``{"v":1,"type":...``, SPEC 3), so a message of this version gets
+    its first two fields swapped back (same length, one copy).
+    """
+    data = _encoder.encode(msg)
+    swap = _V_FIRST.get(type(msg))
+    if swap is not None and data.startswith(swap[0]):
+        return swap[1] + data[len(swap[0]) :]
+    return data
+
+
+def _v_first(cls: type[msgspec.Struct]) -> tuple[bytes, bytes]:
+    tag = cls.__struct_config__.tag
+    return (f'{{"type":"{tag}","v":{PROTOCOL_VERSION},'.encode(), f'{{"v":{PROTOCOL_VERSION},"type":"{tag}",'.encode())
+
+
+_V_FIRST: dict[type, tuple[bytes, bytes]] = {
+    cls: _v_first(cls) for cls in (Hello, Draw, Play, Welcome, Error, NewGame, Request, Event, GameOver, Shutdown)
+}
 
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")

@@ -2,6 +2,8 @@
 
 The policy is rebuilt at every ``new_game`` from the rules the referee sends,
 seeded from the game id and seat, so the same game gives the same moves.
+Observations and plays cross between the protocol and the engine through
+``arena.referee.wire`` and ``arena.rules.actions``.
 """
 
 from __future__ import annotations
@@ -9,19 +11,15 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-import msgspec
-
 from arena.policies import Policy, make_policy
-from arena.rules.actions import play_to_data
-from arena.rules.observation import Observation
+from arena.referee.wire import observation_from_wire
+from arena.rules.actions import play_to_wire
 from arena.rules.options import rules_from_data
 from protocol.client import Bot
-from protocol.messages import NewGame
+from protocol.messages import NewGame, Observation
 
 
 class PolicyBot(Bot):
-    raw_observations = True  # converted straight into the engine's Observation
-
     def __init__(self, policy: str) -> None:
         self.name = policy
         self.policy_name = policy
@@ -31,15 +29,11 @@ class PolicyBot(Bot):
         rules = rules_from_data(msg.rules)
         self.policy = make_policy(self.policy_name, rules, zlib.crc32(f"{msg.game}/{msg.seat}".encode()))
 
-    def _obs(self, observation: Any) -> Observation:
-        if isinstance(observation, dict):
-            return Observation.from_data(observation)
-        return Observation.from_data(msgspec.to_builtins(observation))
-
-    def draw(self, observation: Any) -> str:
+    def draw(self, observation: Observation) -> str:
         assert self.policy is not None, "a request came before new_game"
-        return self.policy.draw(self._obs(observation))
+        return self.policy.draw(observation_from_wire(observation))
 
-    def play(self, observation: Any) -> dict[str, Any]:
+    def play(self, observation: Observation) -> dict[str, Any]:
         assert self.policy is not None, "a request came before new_game"
-        return play_to_data(self.policy.play(self._obs(observation)))
+        actions, discard = play_to_wire(self.policy.play(observation_from_wire(observation)))
+        return {"actions": actions, "discard": discard}

@@ -14,19 +14,24 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import pytest
 
+from arena.referee import wire
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
 from arena.rules.cards import parse
 from arena.rules.chance import RandomSource, SeededSource, Shuffler
 from arena.rules.game import Game
+from arena.rules.log import Entry
 from arena.rules.melds import TableMeld, form_meld
 from arena.rules.options import RuleSet, resolve
 
 PRESET_NAMES = ("basic", "international", "parlett", "czech", "german", "wrotham")
 
+
+_E = TypeVar("_E")
 
 def cards(s: str) -> list[int]:
     """``"7H 8H JK"`` -> card ints (marks ``*`` are dropped)."""
@@ -134,7 +139,7 @@ def card_count(g: Game) -> int:
 def snapshot(g: Game) -> Any:
     """Every state field of a game, its log and what each seat sees, for "an illegal action changes nothing"."""
     melds = [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.rank, m.suit, m.low) for m in g.melds]
-    return (g.position(), melds, g.deck_size, copy.deepcopy(g.log), [g.observation(s).to_data() for s in range(g.n)])
+    return (g.position(), melds, g.deck_size, copy.deepcopy(g.log), [msgspec.to_builtins(wire.observation(g.observation(s))) for s in range(g.n)])
 
 
 def rejects(g: Game, action: Play | str, *needles: str) -> str:
@@ -222,3 +227,15 @@ class StackedSource:
 def stacked_game(rules: RuleSet, players: int, seed: int, **stacking: Any) -> Game:
     """``Game(rules, players, seed)`` dealt from a ``StackedSource`` (keyword arguments as there)."""
     return Game(rules, players, seed, source=StackedSource(rules, players, seed, **stacking))
+
+
+def tag(entry: Entry) -> str:
+    """The kind of a log entry (its ``e``)."""
+    return str(type(entry).__struct_config__.tag)
+
+
+def entry_at(log: list[Entry], i: int, kind: type[_E]) -> _E:
+    """The log entry at ``i``, which must be a ``kind``."""
+    entry = log[i]
+    assert isinstance(entry, kind), entry
+    return entry

@@ -15,7 +15,7 @@ FAST = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50)
 
 
 def kinds_of(result, seat):
-    return {e["kind"] for e in result.failure_log if e["seat"] == seat}
+    return {e.kind for e in result.failure_log if e.seat == seat}
 
 
 @pytest.mark.parametrize("mode,expected", [
@@ -47,8 +47,8 @@ def test_memory_limit(tmp_path):
     result, _ = run_game("basic", [misbehave("mem_hog"), "greedy"], tmp_path, seed=24,
                          time_control=TimeControl(start_ms=10000, decision_ms=2000),
                          limits={0: Limits(memory_mb=200)})
-    res = [e for e in result.failure_log if e["seat"] == 0 and e["kind"] == "resource"]
-    assert res and "limits.memory_mb" in res[0]["reason"]
+    res = [e for e in result.failure_log if e.seat == 0 and e.kind == "resource"]
+    assert res and "limits.memory_mb" in res[0].reason
     assert result.forfeited == [0]  # resource: forfeit by default
 
 
@@ -56,8 +56,8 @@ def test_process_limit(tmp_path):
     result, _ = run_game("basic", [misbehave("spawner"), "greedy"], tmp_path, seed=25,
                          time_control=TimeControl(start_ms=10000, decision_ms=2000),
                          limits={0: Limits(processes=5)})
-    res = [e for e in result.failure_log if e["seat"] == 0 and e["kind"] == "resource"]
-    assert res and "limits.processes" in res[0]["reason"]
+    res = [e for e in result.failure_log if e.seat == 0 and e.kind == "resource"]
+    assert res and "limits.processes" in res[0].reason
 
 
 def test_cpu_limit(tmp_path):

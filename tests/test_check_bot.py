@@ -19,8 +19,10 @@ from typer.testing import CliRunner
 
 from arena.cli import app as arena_app
 from arena.referee.compliance import CheckError, Report, check_bot
+from arena.referee.entries import Timed
 from arena.referee.game import play_one
 from arena.referee.host import BotHost
+from arena.rules.log import DealEnd, PlayEntry
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, replay
@@ -215,13 +217,14 @@ def test_js_and_stdio_bots_play_real_games(variant, js_bot, tmp_path):
     game = replay(Header.from_data(lines[0]), lines[1:])
     assert game.totals == result.totals
     # the JavaScript bot puts cards on the table (it is greedy, not just legal)
-    assert any(e["e"] == "play" and e["seat"] == 0 and e["actions"] for e in result.record)
+    assert any(isinstance(e, Timed) and isinstance(e.entry, PlayEntry) and e.entry.seat == 0 and e.entry.actions
+               for e in result.record)
 
 
 @pytest.mark.slow
 def test_js_bot_goes_out(js_bot, tmp_path):
     result, _ = run_game("basic", [js_bot, "greedy"], tmp_path, seed=2)
-    outs = [e["out"] for e in result.record if e["e"] == "deal_end"]
+    outs = [e.out for e in result.record if isinstance(e, DealEnd)]
     assert 0 in outs, outs
     assert not result.failure_log
 
@@ -246,7 +249,7 @@ def test_stdio_line_endings_and_partial_writes(mode, tmp_path):
 def test_stdio_over_long_line_is_one_oversized_message(tmp_path):
     result, _ = run_game("basic", [f"{STDIO_LINES} huge", "greedy"], tmp_path, seed=4, transports={0: "stdio"},
                          time_control=FAST)
-    kinds = [e["kind"] for e in result.failure_log]
+    kinds = [e.kind for e in result.failure_log]
     assert kinds.count("oversized") == 1, result.failure_log
     # the rest of the long line is dropped, not forwarded as more messages
     assert "malformed" not in kinds, result.failure_log
@@ -263,7 +266,7 @@ def test_stdio_bot_restarted_after_a_crash_plays_again(tmp_path):
         for game in range(2):
             assert host.start(bot), bot.problem
             result = play_one(host, [bot, other], rules, 5 + game, f"g{game}", FAST, FailurePolicy())
-            assert [e["kind"] for e in result.failure_log] == ["crash"], result.failure_log
+            assert [e.kind for e in result.failure_log] == ["crash"], result.failure_log
             assert len(result.latencies_ms[0]) == 3  # three answers before the crash at the 4th request
         assert bot.starts == 2
     assert not [t for t in threading.enumerate() if t.name.startswith("log-") and t.is_alive()]

@@ -19,11 +19,11 @@ FAST = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50)
 
 
 def failures_of(result, seat):
-    return [e for e in result.failure_log if e["seat"] == seat]
+    return [e for e in result.failure_log if e.seat == seat]
 
 
 def kinds_of(result, seat):
-    return {e["kind"] for e in failures_of(result, seat)}
+    return {e.kind for e in failures_of(result, seat)}
 
 
 def honest_clean(result, seats):
@@ -61,7 +61,7 @@ def test_resource_kill_of_the_seat_not_on_turn(tmp_path):
                          time_control=TimeControl(start_ms=10000, decision_ms=2000),
                          limits={0: Limits(memory_mb=200)})
     res = failures_of(result, 0)
-    assert [e["kind"] for e in res] == ["resource"] and "limits.memory_mb" in res[0]["reason"], res
+    assert [e.kind for e in res] == ["resource"] and "limits.memory_mb" in res[0].reason, res
     assert result.forfeited == [0] and result.end_reason == "forfeit"
     honest_clean(result, [1])
 
@@ -117,7 +117,7 @@ def test_escaped_processes_count_toward_the_process_limit(tmp_path):
                              time_control=TimeControl(start_ms=10000, decision_ms=2000),
                              env={0: {"ESCAPE_TAG": tag, "ESCAPES": "12"}}, limits={0: Limits(processes=6)})
         res = failures_of(result, 0)
-        assert res and res[0]["kind"] == "resource" and "limits.processes" in res[0]["reason"], res
+        assert res and res[0].kind == "resource" and "limits.processes" in res[0].reason, res
         honest_clean(result, [1])
         assert not _escaped(tag)
     finally:
@@ -135,5 +135,5 @@ def test_limits_cover_what_no_process_owns(tmp_path, mode, limits, word):
     result, _ = run_game("basic", [hostile(mode), "greedy"], tmp_path, seed=39,
                          time_control=TimeControl(start_ms=10000, decision_ms=15000), limits={0: limits})
     res = failures_of(result, 0)
-    assert res and res[0]["kind"] == "resource" and word in res[0]["reason"], res
+    assert res and res[0].kind == "resource" and word in res[0].reason, res
     honest_clean(result, [1])

@@ -18,14 +18,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena.referee import wire
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap
 from arena.rules.cards import JOKER, full_deck, texts
-from arena.rules.game import Game, Phase, public_events
-from arena.rules.observation import Observation
+from arena.rules.game import Game, Phase
+from arena.rules.log import DealEnd, DealStart, DrawEntry, Entry, GameEnd, LayoffEffect, MeldEffect, PlayEntry, Rebuild
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import header_of, replay
@@ -50,7 +52,7 @@ def names_for(mix: list[str], n: int) -> list[str]:
 def state(g: Game) -> Any:
     """Everything an illegal action must leave as it was."""
     return (
-        len(g.log), g.log[-1], [g.observation(s).to_data() for s in range(g.n)], list(g.stock), g.phase,
+        len(g.log), g.log[-1], [wire.observation(g.observation(s)) for s in range(g.n)], list(g.stock), g.phase,
         g.current, g.drawn, g.took_discard, g.turn, g.rebuilds, g.random_acts, list(g.totals), g.deal_no,
         [(m.id, m.owner, m.kind, list(m.cards), list(m.wild), m.low, m.rank, m.suit) for m in g.melds],
     )
@@ -140,15 +142,15 @@ def drive(g: Game, names: list[str], seed: int, garbage: float = 0.0) -> dict[st
 
 def check_finished(g: Game) -> None:
     assert g.over and g.end_reason in ("target", "deals", "elimination", "deal_cap", "forfeit")
-    ends = [e for e in g.log if e["e"] == "deal_end"]
+    ends = [e for e in g.log if isinstance(e, DealEnd)]
     assert len(ends) == g.deal_no == len(g.deal_scores)
-    assert [e["scores"] for e in ends] == g.deal_scores
+    assert [e.scores for e in ends] == g.deal_scores
     assert [sum(d[s] for d in g.deal_scores) for s in range(g.n)] == g.totals
     for e in ends:
-        assert e["reason"] in ("out", "stock_exhausted", "turn_cap")
-        assert (e["out"] is None) == (e["reason"] != "out")
+        assert e.reason in ("out", "stock_exhausted", "turn_cap")
+        assert (e.out is None) == (e.reason != "out")
     placings = g.placings()
-    assert g.log[-1]["e"] == "game_end" and g.log[-1]["placings"] == placings
+    assert isinstance(g.log[-1], GameEnd) and g.log[-1].placings == placings
     assert min(placings) == 1 and all(1 <= p <= g.n for p in placings)
     # standard competition ranking: place = 1 + number strictly ahead
     assert all(p == 1 + sum(q < p for q in placings) for p in placings)
@@ -185,15 +187,15 @@ def test_turn_cap_ends_deals_and_says_so(table: tuple[str, int], seed: int, cap:
     check_finished(g)
     turns = 0
     for e in g.log:
-        if e["e"] == "deal_start":
+        if isinstance(e, DealStart):
             turns = 0
-        elif e["e"] == "play":
+        elif isinstance(e, PlayEntry):
             turns += 1
-        elif e["e"] == "deal_end":
+        elif isinstance(e, DealEnd):
             assert turns <= cap
-            if e["reason"] == "turn_cap":
-                assert turns == cap and e["out"] is None
-    assert any(e["e"] == "deal_end" and e["reason"] == "turn_cap" for e in g.log) or cap > 3
+            if e.reason == "turn_cap":
+                assert turns == cap and e.out is None
+    assert any(isinstance(e, DealEnd) and e.reason == "turn_cap" for e in g.log) or cap > 3
 
 
 @pytest.mark.slow
@@ -233,8 +235,8 @@ def test_observations_round_trip_and_hide_other_hands(table: tuple[str, int], se
     while not g.over and steps < 300:
         for s in range(n):
             obs = g.observation(s)
-            data = obs.to_data()
-            assert Observation.from_data(data).to_data() == data
+            data = wire.observation(obs)
+            assert wire.observation(wire.observation_from_wire(data)) == data
             assert obs.hand == g.hands[s] and obs.hand_sizes == [len(h) for h in g.hands]
             if s != g.current:
                 assert obs.drawn is None and obs.legal_draws == []
@@ -399,7 +401,7 @@ class EventFollower:
 
     def matches(self, g: Game) -> None:
         """The follower's picture equals the engine's table."""
-        obs = g.observation(0).to_data()
+        obs = msgspec.to_builtins(wire.observation(g.observation(0)))
         assert {m["id"]: (m["kind"], m["owner"], sorted(m["cards"])) for m in obs["melds"]} == \
             {i: (k, o, sorted(cs)) for i, (k, o, cs) in self.melds.items()}
         assert obs["stock_size"] == self.stock and obs["discard"] == self.discard
@@ -428,8 +430,8 @@ def test_following_the_events_in_order_reconstructs_the_table(
     rng = random.Random(seed)
     follower = EventFollower(n, _multiplicity(g))
     for entry in g.log:
-        for ev in public_events(entry):
-            follower.follow(ev, None)
+        for ev in wire.events(entry):
+            follower.follow(msgspec.to_builtins(ev), None)
     follower.matches(g)
     steps = 0
     while not g.over:
@@ -441,15 +443,15 @@ def test_following_the_events_in_order_reconstructs_the_table(
         else:
             entries = g.play(policies[g.current].play(obs))
         for entry in entries:
-            for ev in public_events(entry):
-                follower.follow(ev, entry if entry["e"] == "play" else None)
+            for ev in wire.events(entry):
+                follower.follow(msgspec.to_builtins(ev), msgspec.to_builtins(entry) if isinstance(entry, PlayEntry) else None)
         if not g.over or g.end_reason == "forfeit":
             follower.matches(g)
         steps += 1
         assert steps < STEP_CAP
 
 
-def _one_turn_meld_then_layoff() -> tuple[Game, list[dict[str, Any]]]:
+def _one_turn_meld_then_layoff() -> tuple[Game, list[Entry]]:
     """A parlett game (seed 34 of the golden games) at a turn that melds and then lays off on that meld."""
     r = resolve("parlett")
     g = Game(r, 3, 34)
@@ -470,10 +472,11 @@ def _one_turn_meld_then_layoff() -> tuple[Game, list[dict[str, Any]]]:
 def test_a_meld_entry_shows_the_meld_as_it_was_put_down() -> None:
     g, entries = _one_turn_meld_then_layoff()
     play = entries[0]
-    meld_fx = next(fx for fx in play["effects"] if fx["kind"] == "meld")
-    layoff_fx = next(fx for fx in play["effects"] if fx["kind"] == "layoff" and fx["meld"] == meld_fx["meld"]["id"])
-    table = next(m for m in g.observation(0).melds if m.id == meld_fx["meld"]["id"])
-    assert len(meld_fx["meld"]["cards"]) + len(layoff_fx["cards"]) == len(table.cards)
+    assert isinstance(play, PlayEntry)
+    meld_fx = next(fx for fx in play.effects if isinstance(fx, MeldEffect))
+    layoff_fx = next(fx for fx in play.effects if isinstance(fx, LayoffEffect) and fx.meld == meld_fx.meld.id)
+    table = next(m for m in g.observation(0).melds if m.id == meld_fx.meld.id)
+    assert len(meld_fx.meld.cards) + len(layoff_fx.cards) == len(table.cards)
 
 
 def test_a_rebuild_is_logged_before_the_draw_it_made_possible() -> None:
@@ -482,8 +485,9 @@ def test_a_rebuild_is_logged_before_the_draw_it_made_possible() -> None:
         g, _ = play_game(r, policies_for(r, ["greedy", "random", "greedy"], seed), seed)
         log = g.log
         for i, e in enumerate(log):
-            if e["e"] == "rebuild" and e["upcard"] is None:
-                assert log[i + 1]["e"] == "draw" and log[i + 1]["source"] == "stock" and "card" in log[i + 1]
-                assert log[i - 1]["e"] == "play"
+            if isinstance(e, Rebuild) and e.upcard is None:
+                draw = log[i + 1]
+                assert isinstance(draw, DrawEntry) and draw.source == "stock" and draw.card is not None
+                assert isinstance(log[i - 1], PlayEntry)
                 return
     raise AssertionError("no game rebuilt its stock")

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from arena.referee.entries import Timed
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, replay
 from arena.settings import FailurePolicy, TimeControl
@@ -44,8 +45,9 @@ def test_six_and_five_seat_tables(tmp_path):
 def test_same_seed_same_record(tmp_path):
     a, _ = run_game("german", ["greedy", "random", "greedy"], tmp_path / "a", seed=5)
     b, _ = run_game("german", ["greedy", "random", "greedy"], tmp_path / "b", seed=5)
-    strip = lambda rec: [{k: v for k, v in e.items() if k != "ms"} for e in rec]  # noqa: E731
+    strip = lambda rec: [line.entry if isinstance(line, Timed) else line for line in rec]  # noqa: E731
     assert strip(a.record) == strip(b.record)
+    assert any(isinstance(line, Timed) for line in a.record)
 
 
 def test_spy_never_sees_another_hand_or_the_stock(tmp_path):
@@ -83,7 +85,7 @@ def test_spy_never_sees_another_hand_or_the_stock(tmp_path):
 
 
 def failures_of(result, seat):
-    return [e for e in result.failure_log if e["seat"] == seat]
+    return [e for e in result.failure_log if e.seat == seat]
 
 
 @pytest.mark.parametrize("mode,kind", [
@@ -98,9 +100,9 @@ def failures_of(result, seat):
 ])
 def test_broken_bot_failure_is_recorded_and_game_finishes(mode, kind, tmp_path):
     result, _ = run_game("basic", [misbehave(mode), "greedy"], tmp_path, seed=11, time_control=FAST)
-    kinds = [e["kind"] for e in failures_of(result, 0)]
+    kinds = [e.kind for e in failures_of(result, 0)]
     assert kind in kinds, (mode, result.failure_log)
-    assert all(e["reason"] for e in failures_of(result, 0))
+    assert all(e.reason for e in failures_of(result, 0))
     assert not result.failures[1], "the honest bot was affected"
     header, entries = read_record(tmp_path / "record.jsonl")
     assert any(e.get("e") == "failure" and e["kind"] == kind for e in entries)
@@ -110,9 +112,9 @@ def test_broken_bot_failure_is_recorded_and_game_finishes(mode, kind, tmp_path):
 def test_illegal_meld_gets_engine_reason_and_retry_then_default(tmp_path):
     policy = FailurePolicy(illegal="retry", strikes=2)
     result, _ = run_game("basic", [misbehave("illegal"), "greedy"], tmp_path, seed=4, policy=policy, time_control=FAST)
-    ill = [e for e in failures_of(result, 0) if e["kind"] == "illegal"]
-    assert ill and "not in your hand" in ill[0]["reason"] and "RULES" in ill[0]["reason"]
-    assert ill[0]["action"] == "retry" and any(e["action"] == "default" for e in ill)
+    ill = [e for e in failures_of(result, 0) if e.kind == "illegal"]
+    assert ill and "not in your hand" in ill[0].reason and "RULES" in ill[0].reason
+    assert ill[0].action == "retry" and any(e.action == "default" for e in ill)
     assert result.end_reason
 
 
@@ -138,7 +140,7 @@ def test_hang_times_out_and_referee_plays_on(tmp_path):
     result, _ = run_game("basic", [misbehave("hang"), "greedy"], tmp_path, seed=8,
                          time_control=TimeControl(start_ms=10000, decision_ms=500, grace_ms=50),
                          overrides={"end": "deals", "deals": 1, "max_turns": 12})
-    kinds = [e["kind"] for e in failures_of(result, 0)]
+    kinds = [e.kind for e in failures_of(result, 0)]
     assert kinds.count("timeout") >= 1
     assert result.end_reason and not result.failures[1]
 
@@ -161,7 +163,7 @@ def test_connecting_with_another_seats_token(imposter_first, tmp_path):
         bad, good = 1, 0
     result, _ = run_game("basic", commands, tmp_path, seed=12, other_token_of=other,
                          time_control=TimeControl(start_ms=1500, decision_ms=400, grace_ms=50))
-    kinds = [e["kind"] for e in failures_of(result, bad)]
+    kinds = [e.kind for e in failures_of(result, bad)]
     assert kinds == ["token"], result.failure_log
     assert not result.failures[good]
     assert result.end_reason
@@ -170,14 +172,14 @@ def test_connecting_with_another_seats_token(imposter_first, tmp_path):
 def test_bot_that_never_says_hello(tmp_path):
     result, _ = run_game("basic", [misbehave("no_hello"), "greedy"], tmp_path, seed=13,
                          time_control=TimeControl(start_ms=800, decision_ms=400, grace_ms=50))
-    kinds = [e["kind"] for e in failures_of(result, 0)]
+    kinds = [e.kind for e in failures_of(result, 0)]
     assert kinds and kinds[0] in ("token", "timeout")
 
 
 def test_command_that_does_not_exist(tmp_path):
     result, _ = run_game("basic", ["/nonexistent/bot --x", "greedy"], tmp_path, seed=14, time_control=FAST)
     f = failures_of(result, 0)
-    assert f[0]["kind"] == "crash" and "could not start" in f[0]["reason"]
+    assert f[0].kind == "crash" and "could not start" in f[0].reason
 
 
 def test_chatty_bot_log_is_capped_and_keeps_the_latest_output(tmp_path):
@@ -200,7 +202,7 @@ def test_no_process_survives(tmp_path):
 def test_late_reply_then_on_time(tmp_path):
     tc = TimeControl(start_ms=10000, decision_ms=200, bank_ms=100, grace_ms=20)
     result, _ = run_game("basic", [misbehave("late"), "greedy"], tmp_path, seed=16, time_control=tc)
-    kinds = [e["kind"] for e in failures_of(result, 0)]
+    kinds = [e.kind for e in failures_of(result, 0)]
     # The late answer arrives and is dropped, never applied, and not charged a second time as stale.
     assert "timeout" in kinds and "stale" not in kinds
     # The request sent while the bot was still asleep may time out too; after that it is on time again.

@@ -21,16 +21,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from playwright.sync_api import sync_playwright
 
 from arena.report import write_report, write_viewer
-from arena.rules.actions import play_from_data
+from arena.rules.actions import play_from_wire
 from arena.rules.cards import text
 from arena.rules.game import Game
-from arena.rules.observation import meld_to_data
+from arena.rules.log import wire_meld
 from arena.rules.presets import PRESETS
-from arena.rules.record import ACTIONS, REFEREE_ENTRIES, Header, replay
+from arena.rules.record import REFEREE_ENTRIES, Header, replay
+from protocol.messages import Action
 from tests.conftest import MISBEHAVE, ROOT, arena_processes
 
 pytestmark = pytest.mark.slow
@@ -120,7 +122,7 @@ def shot(tab: Any, tmp_path: Path, name: str, full: bool = False) -> None:
 def engine_state(g: Game) -> dict[str, Any]:
     return {
         "hands": [sorted(text(c) for c in h) for h in g.hands],
-        "melds": [{k: d[k] for k in ("id", "owner", "kind", "cards", "wilds")} for d in map(meld_to_data, g.melds)],
+        "melds": [{k: d[k] for k in ("id", "owner", "kind", "cards", "wilds")} for d in (msgspec.to_builtins(wire_meld(m)) for m in g.melds)],
         "top": text(g.discard[-1]) if g.discard else "",
         "stock": len(g.stock),
         "totals": list(g.totals),
@@ -137,12 +139,12 @@ def engine_checkpoints(record: Path) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     out[engine_at[len(g.log) - 1]] = engine_state(g)
     for e in entries:
-        if e["e"] not in ACTIONS:
+        if e["e"] not in ("draw", "play", "forfeit"):
             continue
         if e["e"] == "draw":
             g.draw(e["source"])
         elif e["e"] == "play":
-            g.play(play_from_data(e["actions"], e["discard"]))
+            g.play(play_from_wire(msgspec.convert(e["actions"], list[Action]), e["discard"]))
         else:
             g.forfeit(e["seat"], e.get("reason", ""), e.get("failure", "forfeit"))
         out[engine_at[len(g.log) - 1]] = engine_state(g)

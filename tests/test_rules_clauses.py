@@ -19,10 +19,12 @@ from arena.rules.actions import DISCARD, STOCK, IllegalAction
 from arena.rules.cards import JOKER, parse, text, texts
 from arena.rules.chance import SeededSource
 from arena.rules.game import Game, Phase
+from arena.rules.log import DealEnd, DealStart, GameEnd, GameStart, Rebuild
 from arena.selfplay import play_game, policies_for
 from tests.engine_helpers import (
     card_count,
     cards,
+    entry_at,
     layoff,
     meld,
     play,
@@ -32,14 +34,15 @@ from tests.engine_helpers import (
     stacked_game,
     stage,
     swap,
+    tag,
     texts_of,
 )
 
 FILLER = " ".join(r + s for r in "3456789T" for s in "CDHS")  # 32 distinct cards, no aces, no wilds
 
 
-def last(g: Game, kind: str) -> dict:
-    return next(e for e in reversed(g.log) if e["e"] == kind)
+def last(g: Game, kind: str) -> Any:
+    return next(e for e in reversed(g.log) if tag(e) == kind)
 
 
 def hand(g: Game, seat: int) -> str:
@@ -59,7 +62,7 @@ def test_2_1_left_of_skips_players_out_of_the_game() -> None:
 def test_2_2_first_dealer_highest_rank_deals() -> None:
     r = rules_of("basic")
     g = stacked_game(r, 3, 5, first_dealer="7C KD 3H")
-    assert g.log[0]["first_dealer_draws"] == [["7C", "KD", "3H"]]
+    assert entry_at(g.log, 0, GameStart).first_dealer_draws == [["7C", "KD", "3H"]]
     assert g.dealer == 1
     assert g.current == 2  # RULES 2.6: play starts left of the dealer
 
@@ -68,14 +71,14 @@ def test_2_2_first_dealer_ties() -> None:
     r = rules_of("basic")
     # seats 0 and 2 tie with kings, draw again from the same deck; suits do not rank
     g = stacked_game(r, 3, 5, first_dealer="KC 5D KH 9S TC")
-    assert g.log[0]["first_dealer_draws"] == [["KC", "5D", "KH"], ["9S", "TC"]]
+    assert entry_at(g.log, 0, GameStart).first_dealer_draws == [["KC", "5D", "KH"], ["9S", "TC"]]
     assert g.dealer == 2
 
 
 def test_2_2_first_dealer_same_rank_different_suit_is_a_tie() -> None:
     r = rules_of("basic")
     g = stacked_game(r, 2, 5, first_dealer="7S 7C 4D 6H")
-    assert g.log[0]["first_dealer_draws"] == [["7S", "7C"], ["4D", "6H"]]
+    assert entry_at(g.log, 0, GameStart).first_dealer_draws == [["7S", "7C"], ["4D", "6H"]]
     assert g.dealer == 1
 
 
@@ -108,7 +111,7 @@ def test_2_2_first_dealer_is_a_function_of_the_seed(seed: int) -> None:
 def test_2_2_the_deal_passes_left() -> None:
     r = rules_of("basic")
     g, _ = play_game(r, policies_for(r, ["greedy"] * 3, 4), 4)
-    dealers = [e["dealer"] for e in g.log if e["e"] == "deal_start"]
+    dealers = [e.dealer for e in g.log if isinstance(e, DealStart)]
     assert len(dealers) > 2
     assert all(b == (a + 1) % 3 for a, b in itertools.pairwise(dealers))
 
@@ -120,29 +123,29 @@ def test_2_2_the_deal_passes_left_skipping_eliminated_players() -> None:
     prev = None
     seen_elimination = False
     for e in g.log:
-        if e["e"] == "deal_start":
+        if isinstance(e, DealStart):
             if prev is not None:
                 nxt = next(s for k in range(1, 5) if in_game[s := (prev + k) % 4])
-                assert e["dealer"] == nxt
-            assert all((len(h) == 12) == in_game[s] for s, h in enumerate(e["hands"]))
-            prev = e["dealer"]
-        elif e["e"] == "deal_end":
-            for s in e["eliminated"]:
+                assert e.dealer == nxt
+            assert all((len(h) == 12) == in_game[s] for s, h in enumerate(e.hands))
+            prev = e.dealer
+        elif isinstance(e, DealEnd):
+            for s in e.eliminated:
                 in_game[s] = False
                 seen_elimination = True
     assert seen_elimination and g.end_reason == "elimination"
 
 
-def _dealt_sequence(entry: dict, players: int) -> list[str]:
+def _dealt_sequence(entry: DealStart, players: int) -> list[str]:
     """The cards of a deal_start entry in the order they came off the deck."""
-    order = [(entry["dealer"] + k) % players for k in range(1, players + 1)]
-    hands = [list(h) for h in entry["hands"]]
+    order = [(entry.dealer + k) % players for k in range(1, players + 1)]
+    hands = [list(h) for h in entry.hands]
     out = []
     size = min(len(h) for h in hands)
     for i in range(size):
         out += [hands[s][i] for s in order]
     extra = [h[size] for h in hands if len(h) > size]
-    return out + extra + [entry["upcard"]]
+    return out + extra + [entry.upcard]
 
 
 def test_2_3_deck_of_a_deal_is_the_same_under_any_seating() -> None:
@@ -150,12 +153,12 @@ def test_2_3_deck_of_a_deal_is_the_same_under_any_seating() -> None:
     a = Game(r, 3, 77)
     b = stacked_game(r, 3, 77, first_dealer={0: "KC 2D 2H", 1: "2C KD 2H", 2: "2C 2D KH"}[(a.dealer + 1) % 3])
     assert a.dealer != b.dealer
-    sa, sb = _dealt_sequence(a.log[1], 3), _dealt_sequence(b.log[1], 3)
+    sa, sb = _dealt_sequence(entry_at(a.log, 1, DealStart), 3), _dealt_sequence(entry_at(b.log, 1, DealStart), 3)
     assert sa == sb
     assert a.stock == b.stock
     # the same cards reach the seat the same distance from the dealer
     k = (b.dealer - a.dealer) % 3
-    assert all(a.log[1]["hands"][s] == b.log[1]["hands"][(s + k) % 3] for s in range(3))
+    assert all(entry_at(a.log, 1, DealStart).hands[s] == entry_at(b.log, 1, DealStart).hands[(s + k) % 3] for s in range(3))
 
 
 @pytest.mark.parametrize("preset", ["international", "parlett", "czech"])
@@ -164,8 +167,8 @@ def test_2_3_deck_of_deal_d_depends_only_on_seed_and_d(preset: str) -> None:
     # different play (and so different random acts in earlier deals) does not change later decks
     g1, _ = play_game(r, policies_for(r, ["greedy", "greedy"], 3), 3)
     g2, _ = play_game(r, policies_for(r, ["random", "random"], 3), 3)
-    d1 = {e["deal"]: _dealt_sequence(e, 2) for e in g1.log if e["e"] == "deal_start"}
-    d2 = {e["deal"]: _dealt_sequence(e, 2) for e in g2.log if e["e"] == "deal_start"}
+    d1 = {e.deal: _dealt_sequence(e, 2) for e in g1.log if isinstance(e, DealStart)}
+    d2 = {e.deal: _dealt_sequence(e, 2) for e in g2.log if isinstance(e, DealStart)}
     common = set(d1) & set(d2)
     assert common
     for d in common:
@@ -250,7 +253,7 @@ def test_2_5_reshuffle_turned_joker_czech() -> None:
     r = rules_of("czech")
     g = stacked_game(r, 2, 1, first_dealer="KC 2D", deals={1: _upcard_deck("JK JK 5C")}, insert_at=0)
     assert texts(g.discard) == ["5C"]
-    assert g.log[1]["returned_wilds"] == ["JK", "JK"] and g.log[1]["upcard"] == "5C"
+    assert entry_at(g.log, 1, DealStart).returned_wilds == ["JK", "JK"] and entry_at(g.log, 1, DealStart).upcard == "5C"
     assert g.stock[:2] == [JOKER, JOKER]  # put back at the (seeded) place, here the bottom
     assert card_count(g) == g.deck_size == 108
 
@@ -258,7 +261,7 @@ def test_2_5_reshuffle_turned_joker_czech() -> None:
 def test_2_5_reshuffle_turned_wild_rank_card() -> None:
     r = rules_of("czech", wild_rank="2")
     g = stacked_game(r, 2, 1, first_dealer="KC 3D", deals={1: _upcard_deck("2C 5C")}, insert_at=10)
-    assert texts(g.discard) == ["5C"] and g.log[1]["returned_wilds"] == ["2C"]
+    assert texts(g.discard) == ["5C"] and entry_at(g.log, 1, DealStart).returned_wilds == ["2C"]
     assert g.stock[10] == parse("2C")
 
 
@@ -266,7 +269,7 @@ def test_2_5_reinsertion_is_seeded() -> None:
     r = rules_of("czech")
     for seed in range(40):
         g = Game(r, 2, seed)
-        if g.log[1]["returned_wilds"]:
+        if entry_at(g.log, 1, DealStart).returned_wilds:
             assert Game(r, 2, seed).stock == g.stock
             assert g.discard[-1] != JOKER
             return
@@ -278,13 +281,13 @@ def test_2_5_turned_joker_stays_without_the_option(preset: str) -> None:
     r = rules_of(preset)
     n_cards = 2 * r.count_value("hand_size", 2) + (1 if r.first_player_extra_card else 0)
     g = stacked_game(r, 2, 1, first_dealer="KC 2D", deals={1: " ".join(FILLER.split()[:n_cards]) + " JK AC"})
-    assert texts(g.discard) == ["JK"] and g.log[1]["returned_wilds"] == []
+    assert texts(g.discard) == ["JK"] and entry_at(g.log, 1, DealStart).returned_wilds == []
 
 
 def test_2_6_play_starts_left_of_the_dealer() -> None:
     for seed in range(5):
         g = Game(rules_of("parlett"), 4, seed)
-        assert g.current == (g.dealer + 1) % 4 and g.log[1]["dealer"] == g.dealer
+        assert g.current == (g.dealer + 1) % 4 and entry_at(g.log, 1, DealStart).dealer == g.dealer
 
 
 # ============================================================== 3. a turn
@@ -434,7 +437,8 @@ def test_2_3_the_random_source_is_injected() -> None:
         assert Game(r, 3, seed).log == Game(r, 3, seed, source=SeededSource(seed)).log
     # the seed in the record is the game's; the decks are the source's
     a, b = Game(r, 3, 1), Game(r, 3, 1, source=SeededSource(2))
-    assert a.log[0]["seed"] == b.log[0]["seed"] == 1 and a.log[1]["hands"] != b.log[1]["hands"]
+    assert entry_at(a.log, 0, GameStart).seed == entry_at(b.log, 0, GameStart).seed == 1
+    assert entry_at(a.log, 1, DealStart).hands != entry_at(b.log, 1, DealStart).hands
     assert b.log[1:] == Game(r, 3, 2).log[1:]
 
 
@@ -513,14 +517,14 @@ def test_3_4_go_out_any_by_table_play_parlett() -> None:
     g = stage("parlett", hands=["5H 6H 7H", "7C 8C"], phase="play", drawn="7H")
     rejects(g, play(meld("5H 6H 7H"), discard="7H"), "RULES 3")
     g.play(play(meld("5H 6H 7H")))
-    end = [e for e in g.log if e["e"] == "deal_end"][0]
-    assert end["out"] == 0 and end["reason"] == "out" and end["hands"][0] == []
+    end = [e for e in g.log if isinstance(e, DealEnd)][0]
+    assert end.out == 0 and end.reason == "out" and end.hands[0] == []
 
 
 def test_3_4_go_out_any_by_discard_basic() -> None:
     g = stage("basic", hands=["5H 6H 7H 2C", "7C 8C"], phase="play", drawn="2C")
     g.play(play(meld("5H 6H 7H"), discard="2C"))
-    assert [e for e in g.log if e["e"] == "deal_end"][0]["out"] == 0
+    assert [e for e in g.log if isinstance(e, DealEnd)][0].out == 0
 
 
 @pytest.mark.parametrize("preset", ["international", "german"])
@@ -530,7 +534,7 @@ def test_3_4_go_out_discard_table_play_must_leave_a_card(preset: str) -> None:
     g = stage(preset, hands=["5H 6H 7H 8H 2C", "7C 8C"], phase="play", drawn="2C", opened=[True, True])
     rejects(g, play(meld("5H 6H 7H 8H")), "RULES 3.3")
     g.play(play(meld("5H 6H 7H 8H"), discard="2C"))
-    assert [e for e in g.log if e["e"] == "deal_end"][0]["out"] == 0
+    assert [e for e in g.log if isinstance(e, DealEnd)][0].out == 0
 
 
 def test_3_4_nothing_follows_going_out() -> None:
@@ -548,7 +552,7 @@ def test_3_5_meld_all_at_once_deals_wrotham() -> None:
     g = stage(r, deal_no=4, **{**base, "hands": ["5H 6H 7H 8C 9C TC 2D", "7C 8C"], "drawn": "2D"})
     # going out: several melds in one turn (melds_per_turn does not apply)
     g.play(play(meld("5H 6H 7H"), meld("8C 9C TC"), discard="2D"))
-    assert last(g, "deal_end")["out"] == 0 and last(g, "deal_end")["deal"] == 4
+    assert last(g, "deal_end").out == 0 and last(g, "deal_end").deal == 4
 
 
 @pytest.mark.parametrize("deal", [1, 3])
@@ -770,7 +774,7 @@ def test_5_1_opening_exempt_when_going_out() -> None:
     base: dict[str, Any] = dict(hands=["2D 3D 4D 5S 6S 7S 9H", "7C 8C"], phase="play", drawn="9H", opened=[False, True])
     g = stage(r, **base)
     g.play(play(meld("2D 3D 4D"), meld("5S 6S 7S"), discard="9H"))  # 27 < 30, but goes out in one turn
-    assert last(g, "deal_end")["out"] == 0
+    assert last(g, "deal_end").out == 0
     g = stage(r, hands=["2D 3D 4D 5S 6S 7S 9H KC", "7C 8C"], phase="play", drawn="9H", opened=[False, True])
     rejects(g, play(meld("2D 3D 4D"), meld("5S 6S 7S"), discard="9H"), "short of the 30")
 
@@ -837,10 +841,10 @@ def test_6_1_going_out_ends_the_deal_at_once() -> None:
     g = stage("basic", players=3, hands=["5H 6H 7H 2C", "7C 8C", "KS QS"], phase="play", drawn="2C")
     start = len(g.log)
     g.play(play(meld("5H 6H 7H"), discard="2C"))
-    kinds = [e["e"] for e in g.log[start:]]
+    kinds = [tag(e) for e in g.log[start:]]
     assert kinds[:2] == ["play", "deal_end"] and "draw" not in kinds
     end = last(g, "deal_end")
-    assert end["out"] == 0 and end["hand_values"] == [0, 15, 20] and end["scores"] == [35, 0, 0]
+    assert end.out == 0 and end.hand_values == [0, 15, 20] and end.scores == [35, 0, 0]
 
 
 GERMAN_RUMMY_HAND = "TC JC QC 2D 3D 4D 5S 6S 7S 8S 9H 9C 9D KD"
@@ -852,7 +856,7 @@ def test_6_2_rummy_double_german() -> None:
     g = stage("german", players=3, hands=[GERMAN_RUMMY_HAND, "7C 5D", "KS QS TS"], phase="play", drawn="KD")
     g.play(GERMAN_RUMMY_PLAY)
     end = last(g, "deal_end")
-    assert end["rummy"] is True and end["scores"] == [0, 24, 60] and g.totals == [0, 24, 60]
+    assert end.rummy is True and end.scores == [0, 24, 60] and g.totals == [0, 24, 60]
 
 
 def test_6_2_not_rummy_after_an_earlier_meld_german() -> None:
@@ -860,7 +864,7 @@ def test_6_2_not_rummy_after_an_earlier_meld_german() -> None:
               opened=[True, False, False], played_before=[True, False, False])
     g.play(play(meld("2D 3D 4D"), discard="KD"))
     end = last(g, "deal_end")
-    assert end["rummy"] is False and end["scores"] == [0, 12, 30]
+    assert end.rummy is False and end.scores == [0, 12, 30]
 
 
 def _rummy_race(hand0: str, first: object) -> Game:
@@ -885,13 +889,13 @@ def _rummy_race(hand0: str, first: object) -> Game:
 def test_6_2_rummy_needs_no_table_play_in_earlier_turns(hand0: str, first: object, rummy: bool, score: int) -> None:
     g = _rummy_race(hand0, first)
     end = last(g, "deal_end")
-    assert end["out"] == 0 and end["rummy"] is rummy and end["scores"] == [score, 0]
+    assert end.out == 0 and end.rummy is rummy and end.scores == [score, 0]
 
 
 def test_6_2_rummy_in_one_turn_by_table_play_parlett() -> None:
     g = stage(rules_of("parlett", rummy_bonus="double"), hands=["5H 6H 7H", "KC QC"], phase="play", drawn="7H")
     g.play(play(meld("5H 6H 7H")))
-    assert last(g, "deal_end")["rummy"] is True and last(g, "deal_end")["scores"] == [40, 0]
+    assert last(g, "deal_end").rummy is True and last(g, "deal_end").scores == [40, 0]
 
 
 @pytest.mark.parametrize("scoring, scores", [
@@ -906,14 +910,14 @@ def test_6_2_rummy_plus10(scoring: str, scores: list[int]) -> None:
     r = rules_of("basic", **over)
     g = stage(r, players=3, hands=["5H 6H 7H 2C", "7C 5D", "KS QS TS"], phase="play", drawn="2C")
     g.play(play(meld("5H 6H 7H"), discard="2C"))
-    assert last(g, "deal_end")["scores"] == scores
+    assert last(g, "deal_end").scores == scores
 
 
 def test_6_2_rummy_bonus_none_basic() -> None:
     g = stage("basic", players=3, hands=["5H 6H 7H 2C", "7C 5D", "KS QS TS"], phase="play", drawn="2C")
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     end = last(g, "deal_end")
-    assert end["rummy"] is True and end["scores"] == [42, 0, 0]
+    assert end.rummy is True and end.scores == [42, 0, 0]
 
 
 def test_6_2_rummy_double_winner_collects() -> None:
@@ -921,7 +925,7 @@ def test_6_2_rummy_double_winner_collects() -> None:
     r = rules_of("basic", rummy_bonus="double")
     g = stage(r, players=3, hands=["5H 6H 7H 2C", "7C 5D", "KS QS TS"], phase="play", drawn="2C")
     g.play(play(meld("5H 6H 7H"), discard="2C"))
-    assert last(g, "deal_end")["scores"] == [84, 0, 0]
+    assert last(g, "deal_end").scores == [84, 0, 0]
 
 
 # -- 6.3 empty stock
@@ -931,7 +935,7 @@ def test_6_3_stock_exhausted_turn_over_basic() -> None:
     assert g.legal_draws() == [STOCK, DISCARD]
     g.draw(STOCK)
     rebuild = last(g, "rebuild")
-    assert rebuild["stock_size"] == 4 and rebuild["upcard"] is None
+    assert rebuild.stock_size == 4 and rebuild.upcard is None
     # turned over unshuffled: the bottom card of the pile is the top of the new stock
     assert g.drawn == parse("3C") and texts(g.stock) == ["6H", "5S", "4D"] and g.discard == []
     assert g.rebuilds == 1 and card_count(g) == g.deck_size
@@ -964,9 +968,9 @@ def test_6_3_stock_exhausted_end(preset: str) -> None:
     assert g.legal_draws() == [STOCK, DISCARD]
     g.draw(STOCK)
     end = last(g, "deal_end")
-    assert end["reason"] == "stock_exhausted" and end["out"] is None
+    assert end.reason == "stock_exhausted" and end.out is None
     values = [14, 7 + (13 if preset == "czech" else 10)]
-    assert end["hand_values"] == values and end["scores"] == values  # penalty: everyone adds their hand
+    assert end.hand_values == values and end.scores == values  # penalty: everyone adds their hand
 
 
 def test_6_3_stock_exhausted_end_take_discard_instead_german() -> None:
@@ -981,7 +985,7 @@ def test_6_3_upcard_after_rebuild_parlett() -> None:
     g.play(play(discard="9C"))
     rebuild = last(g, "rebuild")
     # the whole pile turned over (unshuffled under turn_over), its top card turned up
-    assert rebuild == {"e": "rebuild", "stock_size": 3, "upcard": "3C"}
+    assert rebuild == Rebuild(3, "3C")
     assert texts(g.discard) == ["3C"] and texts(g.stock) == ["9C", "5S", "4D"]
     assert g.current == 0 and g.phase is Phase.DRAW and g.legal_draws() == [STOCK, DISCARD]
     g.draw(STOCK)
@@ -1001,14 +1005,14 @@ def test_6_3_upcard_rebuild_that_would_leave_the_stock_empty_ends_the_deal_parle
     g = stage("parlett", hands=["5C 6C", "8C 9C 2S"], stock="", discard="", current=1, phase="play", drawn="2S")
     g.play(play(discard="9C"))  # the pile is one card: turning it up leaves no stock
     end = last(g, "deal_end")
-    assert end["reason"] == "stock_exhausted" and end["out"] is None and end["deal"] == 1
+    assert end.reason == "stock_exhausted" and end.out is None and end.deal == 1
 
 
 def test_6_3_rebuild_of_an_empty_pile_ends_the_deal_basic() -> None:
     g = stage("basic", hands=["5C 9D", "7C 8C"], stock="", discard="")
     assert g.legal_draws() == [STOCK]
     g.draw(STOCK)
-    assert last(g, "deal_end")["reason"] == "stock_exhausted"
+    assert last(g, "deal_end").reason == "stock_exhausted"
 
 
 @pytest.mark.parametrize("preset, rebuilds, ends", [
@@ -1023,7 +1027,7 @@ def test_6_3_max_stock_rebuilds(preset: str, rebuilds: int, ends: bool) -> None:
         g.play(play(discard="8C"))
     else:
         g.draw(STOCK)
-    ended = any(e["e"] == "deal_end" for e in g.log)
+    ended = any(isinstance(e, DealEnd) for e in g.log)
     assert ended is ends
     if not ends:
         assert g.rebuilds == rebuilds + 1
@@ -1032,7 +1036,7 @@ def test_6_3_max_stock_rebuilds(preset: str, rebuilds: int, ends: bool) -> None:
 def test_6_3_max_stock_rebuilds_zero_means_never() -> None:
     g = stage(rules_of("basic", max_stock_rebuilds=0), hands=["5C 9D", "7C 8C"], stock="", discard="3C 4D 5S 6H")
     g.draw(STOCK)
-    assert last(g, "deal_end")["reason"] == "stock_exhausted"
+    assert last(g, "deal_end").reason == "stock_exhausted"
 
 
 def test_6_3_basic_ends_at_the_third_exhaustion() -> None:
@@ -1047,7 +1051,7 @@ def test_6_3_basic_ends_at_the_third_exhaustion() -> None:
             assert g.rebuilds == exhaustion
             g.play(play(discard=text(g.drawn)))  # type: ignore[arg-type]
     g.draw(STOCK)
-    assert last(g, "deal_end")["reason"] == "stock_exhausted" and g.deal_no == 2
+    assert last(g, "deal_end").reason == "stock_exhausted" and g.deal_no == 2
 
 
 # -- 6.4 turn cap
@@ -1059,7 +1063,7 @@ def test_6_4_turn_cap() -> None:
         g.draw(STOCK)
         g.play(play(discard=text(g.drawn)))  # type: ignore[arg-type]
     end = last(g, "deal_end")
-    assert end["reason"] == "turn_cap" and end["out"] is None and end["deal"] == 1 and g.deal_no == 2
+    assert end.reason == "turn_cap" and end.out is None and end.deal == 1 and g.deal_no == 2
 
 
 def test_6_4_default_turn_cap_is_500() -> None:
@@ -1068,7 +1072,7 @@ def test_6_4_default_turn_cap_is_500() -> None:
 
 # ============================================================== 7. scoring
 
-def _no_one_out(preset: str, hands: list[str], **over: object) -> dict:
+def _no_one_out(preset: str, hands: list[str], **over: object) -> DealEnd:
     """End a deal with no one out after seat 0 discards its drawn card (turn cap of 1)."""
     r = rules_of(preset, max_turns=1, **over)
     hs = list(hands)
@@ -1083,27 +1087,27 @@ HANDS_6_15_7_21 = ["AC 5C", "5D KC", "7S", "KH 9S 2D"]
 
 def test_7_winner_collects_no_one_out() -> None:
     end = _no_one_out("basic", HANDS_6_15_7_21)
-    assert end["hand_values"] == [6, 15, 7, 21] and end["scores"] == [25, 0, 0, 0]
+    assert end.hand_values == [6, 15, 7, 21] and end.scores == [25, 0, 0, 0]
 
 
 def test_7_winner_collects_tied_lowest_share_rounded_down() -> None:
-    assert _no_one_out("basic", ["AC 5C", "6D", "TS"])["scores"] == [2, 2, 0]
-    assert _no_one_out("basic", ["AC 5C", "6D", "6S", "TS"])["scores"] == [1, 1, 1, 0]  # 4 // 3
+    assert _no_one_out("basic", ["AC 5C", "6D", "TS"]).scores == [2, 2, 0]
+    assert _no_one_out("basic", ["AC 5C", "6D", "6S", "TS"]).scores == [1, 1, 1, 0]  # 4 // 3
 
 
 def test_7_settle_no_one_out() -> None:
-    assert _no_one_out("basic", HANDS_6_15_7_21, scoring="settle")["scores"] == [25, -9, -1, -15]
+    assert _no_one_out("basic", HANDS_6_15_7_21, scoring="settle").scores == [25, -9, -1, -15]
 
 
 def test_7_settle_ties() -> None:
-    assert _no_one_out("basic", ["AC 5C", "6D", "TS"], scoring="settle")["scores"] == [2, 2, -4]
+    assert _no_one_out("basic", ["AC 5C", "6D", "TS"], scoring="settle").scores == [2, 2, -4]
 
 
 def test_7_penalty_no_one_out() -> None:
-    assert _no_one_out("basic", HANDS_6_15_7_21, scoring="penalty", end="target")["scores"] == [6, 15, 7, 21]
+    assert _no_one_out("basic", HANDS_6_15_7_21, scoring="penalty", end="target").scores == [6, 15, 7, 21]
 
 
-def _out(preset: str, **over: object) -> dict:
+def _out(preset: str, **over: object) -> DealEnd:
     r = rules_of(preset, **over)
     g = stage(r, players=3, hands=["5H 6H 7H 2C", "7C 5D", "KS QS TS"], phase="play", drawn="2C",
               opened=[True, True, True], played_before=[True, False, False])
@@ -1112,24 +1116,24 @@ def _out(preset: str, **over: object) -> dict:
 
 
 def test_7_winner_collects_out_basic() -> None:
-    assert _out("basic")["scores"] == [42, 0, 0]
+    assert _out("basic").scores == [42, 0, 0]
 
 
 def test_7_settle_out() -> None:
-    assert _out("basic", scoring="settle")["scores"] == [42, -12, -30]
+    assert _out("basic", scoring="settle").scores == [42, -12, -30]
 
 
 @pytest.mark.parametrize("preset", ["czech", "german"])
 def test_7_penalty_out(preset: str) -> None:
     values = [12, 30] if preset == "german" else [12, 13 + 12 + 10]
-    assert _out(preset)["scores"] == [0, *values]
+    assert _out(preset).scores == [0, *values]
 
 
 def test_7_totals_are_the_sum_of_deal_scores() -> None:
     r = rules_of("basic")
     g, _ = play_game(r, policies_for(r, ["greedy", "random"], 8), 8)
     assert [sum(d[s] for d in g.deal_scores) for s in range(2)] == g.totals
-    assert [e["scores"] for e in g.log if e["e"] == "deal_end"] == g.deal_scores
+    assert [e.scores for e in g.log if isinstance(e, DealEnd)] == g.deal_scores
 
 
 # ============================================================== 8. end of the game, placings
@@ -1138,7 +1142,7 @@ def test_8_end_target_winner_collects() -> None:
     g = stage("basic", hands=["5H 6H 7H 2C", "5D"], phase="play", drawn="2C", totals=[95, 40])
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     assert g.over and g.end_reason == "target" and g.totals == [100, 40] and g.placings() == [1, 2]
-    assert g.log[-1] == {"e": "game_end", "reason": "target", "totals": [100, 40], "placings": [1, 2]}
+    assert g.log[-1] == GameEnd("target", [100, 40], [1, 2])
 
 
 def test_8_end_target_not_reached_plays_on() -> None:
@@ -1179,7 +1183,7 @@ def test_8_elimination_czech_last_player_left_wins() -> None:
     g2.play(play(meld("5H 6H 7H"), discard="2C"))
     assert g2.over and g2.end_reason == "elimination"
     assert g2.totals == [304, 280, 303]
-    assert last(g2, "deal_end")["eliminated"] == [0, 2]
+    assert last(g2, "deal_end").eliminated == [0, 2]
     # the player still in first, then the eliminated of the same deal by total (lower is better)
     assert g2.placings() == [3, 1, 2]
 
@@ -1190,7 +1194,7 @@ def test_8_elimination_continues_without_the_eliminated() -> None:
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     assert not g.over and g.in_game == [False, True, True, True] and g.deal_no == 2
     start = last(g, "deal_start")
-    assert start["hands"][0] == [] and all(len(h) == 12 for h in start["hands"][1:])
+    assert start.hands[0] == [] and all(len(h) == 12 for h in start.hands[1:])
     assert g.current != 0 and g.dealer != 0
 
 
@@ -1242,7 +1246,7 @@ def test_8_every_game_ends_with_a_full_placing() -> None:
         r = rules_of(preset)
         g, _ = play_game(r, policies_for(r, ["greedy"] * 3, 2), 2)
         end = g.log[-1]
-        assert end["e"] == "game_end" and sorted(end["placings"])[0] == 1 and len(end["placings"]) == 3
+        assert isinstance(end, GameEnd) and sorted(end.placings)[0] == 1 and len(end.placings) == 3
 
 
 def test_9_policies_are_constructible_for_every_preset() -> None:

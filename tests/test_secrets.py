@@ -26,6 +26,7 @@ from typer.testing import CliRunner, Result
 from arena.cli import app
 from arena.integrity import KEY_FILE, make_key
 from arena.referee.game import GameResult, write_record
+from arena.rules.log import GameStart
 from arena.tournament.journal import REJECTED_FILE, JournalEntry
 from tests.conftest import ROOT
 
@@ -253,7 +254,7 @@ def test_replay_verify_checks_the_record_mac(copy: Path, tmp_path: Path) -> None
 def test_write_record_signs_only_with_a_key(tmp_path: Path) -> None:
     result = GameResult(game_id="x", seed=1, seats=["a", "b"], placings=[1, 2], totals=[1, 0], failures=[{}, {}],
                         forfeited=[], end_reason="deals", deals=0, turn_capped=0, decisions=0,
-                        latencies_ms=[[], []], record=[{"e": "game_start", "dealer": 0}])
+                        latencies_ms=[[], []], record=[GameStart(1, 2, [["7H", "KC"]], 1)])
     header = {"record": 2, "seed": 1, "players": 2, "rules": {}}
     write_record(tmp_path / "plain.jsonl", result, header)
     write_record(tmp_path / "signed.jsonl", result, header, key=bytes(32))

@@ -32,16 +32,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.policies import Policy
 from arena.record_check import RecordError, check_header
-from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_data, play_to_data
+from arena.referee import wire
+from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_wire, play_to_wire
 from arena.rules.cards import JOKER, SUITS, Card, parse, rank_of, suit_of, text
 from arena.rules.game import Game, Phase
-from arena.rules.observation import meld_to_data
+from arena.rules.log import DealStart, wire_meld
 from arena.rules.options import OPTION_NAMES, RuleSet, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, ReplayError, replay
@@ -61,6 +63,8 @@ from arena.rules.turn import simulate_play
 from arena.selfplay import policies_for
 from arena.tournament import schedule
 from arena.tournament.config import validate_text
+from protocol.messages import Action
+from tests.engine_helpers import entry_at
 from tests.oracles import compose, inverse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,8 +106,9 @@ def relabelled(data: Any, suit_map: SuitMap) -> Any:
 
 
 def relabel_play(play: Play, suit_map: SuitMap) -> Play:
-    d = relabelled(play_to_data(play), suit_map)
-    return play_from_data(d["actions"], d["discard"])
+    actions, discard = play_to_wire(play)
+    d = relabelled(msgspec.to_builtins({"actions": actions, "discard": discard}), suit_map)
+    return play_from_wire(msgspec.convert(d["actions"], list[Action]), d["discard"])
 
 
 def outcome_data(game: Game, play: Play) -> dict[str, Any] | None:
@@ -111,7 +116,7 @@ def outcome_data(game: Game, play: Play) -> dict[str, Any] | None:
     if not game.can_play(play):
         return None
     o = simulate_play(game.rules, game.turn_view(), play)
-    return {"hand": [text(c) for c in o.hand], "melds": [meld_to_data(m.copy()) for m in o.melds],
+    return {"hand": [text(c) for c in o.hand], "melds": [msgspec.to_builtins(wire_meld(m.copy())) for m in o.melds],
             "opened": o.opened, "out": o.out, "discard": None if o.discard is None else text(o.discard),
             "table_played": o.table_played}
 
@@ -158,8 +163,8 @@ class Twins:
 
     def check_observation(self) -> None:
         seat = self.original.current
-        mine = relabelled(self.original.observation(seat).to_data(), self.suit_map)
-        assert self.twin.observation(seat).to_data() == mine
+        mine = relabelled(msgspec.to_builtins(wire.observation(self.original.observation(seat))), self.suit_map)
+        assert msgspec.to_builtins(wire.observation(self.twin.observation(seat))) == mine
 
     def check_draws(self) -> None:
         for source in (STOCK, DISCARD):
@@ -169,7 +174,7 @@ class Twins:
         for p in probes(self.original, chosen, rng):
             image = relabel_play(p, self.suit_map)
             want = outcome_data(self.original, p)
-            assert outcome_data(self.twin, image) == relabelled(want, self.suit_map), play_to_data(p)
+            assert outcome_data(self.twin, image) == relabelled(want, self.suit_map), p
 
     def step(self, policy: Policy, probe: bool, rng: random.Random) -> None:
         g, t = self.original, self.twin
@@ -187,12 +192,12 @@ class Twins:
             if probe:
                 self.check_plays(play, rng)
             mine, theirs = g.play(play), t.play(relabel_play(play, self.suit_map))
-        assert theirs == relabelled(mine, self.suit_map)
+        assert msgspec.to_builtins(theirs) == relabelled(msgspec.to_builtins(mine), self.suit_map)
 
 
 def play_twins(rules: RuleSet, names: list[str], seed: int, suit_map: SuitMap) -> Twins:
     twins = Twins(Game(rules, len(names), seed), Game(rules, len(names), seed, suit_map), suit_map)
-    assert twins.twin.log == relabelled(twins.original.log, suit_map)
+    assert msgspec.to_builtins(twins.twin.log) == relabelled(msgspec.to_builtins(twins.original.log), suit_map)
     policies = policies_for(rules, names, seed)
     rng = random.Random(seed)
     decisions = 0
@@ -220,7 +225,7 @@ def test_every_legal_action_and_score_maps_exactly_under_a_suit_map(name: str) -
         twins = play_twins(rules, names, seed, suit_map)
         g, t = twins.original, twins.twin
         assert (t.placings(), t.totals, t.deal_no, t.end_reason) == (g.placings(), g.totals, g.deal_no, g.end_reason)
-        assert t.log == relabelled(g.log, suit_map)
+        assert msgspec.to_builtins(t.log) == relabelled(msgspec.to_builtins(g.log), suit_map)
 
     prove()
 
@@ -238,10 +243,10 @@ def test_a_relabelled_record_replays_under_a_header_with_suits(name: str) -> Non
         header = Header(seed, len(names), rules, suits=suit_map)
         data = header.to_data()
         assert data["suits"] == to_text(suit_map) and Header.from_data(data) == header
-        twin = replay(Header.from_data(data), relabelled(game.log, suit_map))
+        twin = replay(Header.from_data(data), relabelled(msgspec.to_builtins(game.log), suit_map))
         assert (twin.placings(), twin.totals) == (game.placings(), game.totals)
         with pytest.raises(ReplayError):  # the same entries do not replay without the suit map
-            replay(replace(header, suits=None), relabelled(game.log, suit_map))
+            replay(replace(header, suits=None), relabelled(msgspec.to_builtins(game.log), suit_map))
 
     prove()
 
@@ -271,8 +276,8 @@ def shape(hand: list[str]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]
 def test_a_twin_deals_other_cards_of_the_same_shape(name: str, seed: int, suit_map: SuitMap) -> None:
     rules = PRESETS[name]
     n = rules.players[0]
-    mine = Game(rules, n, seed).log[1]["hands"]
-    twin = Game(rules, n, seed, suit_map).log[1]["hands"]
+    mine = entry_at(Game(rules, n, seed).log, 1, DealStart).hands
+    twin = entry_at(Game(rules, n, seed, suit_map).log, 1, DealStart).hands
     moved = {SUITS[s] for s in range(4) if suit_map[s] != s}
     for a, b in zip(mine, twin):
         assert shape(a) == shape(b)

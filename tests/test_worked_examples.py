@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena.rules.game import Game
+from arena.rules.log import DealEnd
 from arena.rules.melds import RUN, SET, MeldError, form_meld, opening_value
 from arena.rules.scoring import score_deal
 from tests.engine_helpers import cards, meld, play, rules_of, stage
@@ -18,8 +19,8 @@ def kind_of(preset: str, s: str) -> str | None:
         return None
 
 
-def deal_end(g: Game) -> dict:
-    return next(e for e in reversed(g.log) if e["e"] == "deal_end")
+def deal_end(g: Game) -> DealEnd:
+    return next(e for e in reversed(g.log) if isinstance(e, DealEnd))
 
 
 # 11.1
@@ -82,29 +83,29 @@ def test_11_4_czech_requirements_for_four_players() -> None:
 
 
 # 11.5
-def _no_one_out(hands: list[str], **over: object) -> dict:
+def _no_one_out(hands: list[str], **over: object) -> DealEnd:
     r = rules_of("basic", max_turns=1, **over)
     hs = [hands[0] + " KS", *hands[1:]]
     g = stage(r, players=len(hands), hands=hs, phase="play", drawn="KS")
     g.play(play(discard="KS"))
     end = deal_end(g)
-    assert end["out"] is None and end["reason"] == "turn_cap"
+    assert end.out is None and end.reason == "turn_cap"
     return end
 
 
 def test_11_5_winner_collects_6_15_7_21() -> None:
     end = _no_one_out(["AC 5C", "5D KC", "7S", "KH 9S 2D"])
-    assert end["hand_values"] == [6, 15, 7, 21] and end["scores"] == [25, 0, 0, 0]
+    assert end.hand_values == [6, 15, 7, 21] and end.scores == [25, 0, 0, 0]
 
 
 def test_11_5_winner_collects_6_6_10() -> None:
     end = _no_one_out(["AC 5C", "6D", "TS"])
-    assert end["hand_values"] == [6, 6, 10] and end["scores"] == [2, 2, 0]
+    assert end.hand_values == [6, 6, 10] and end.scores == [2, 2, 0]
 
 
 def test_11_5_settle_6_15_7_21() -> None:
     end = _no_one_out(["AC 5C", "5D KC", "7S", "KH 9S 2D"], scoring="settle")
-    assert end["scores"] == [25, -9, -1, -15]
+    assert end.scores == [25, -9, -1, -15]
 
 
 # 11.6
@@ -113,7 +114,7 @@ def test_11_6_german_rummy_charges_double() -> None:
               phase="play", drawn="KD")
     g.play(play(meld("TC JC QC"), meld("2D 3D 4D"), meld("5S 6S 7S 8S"), meld("9H 9C 9D"), discard="KD"))
     end = deal_end(g)
-    assert end["rummy"] and end["hand_values"] == [0, 12, 30] and end["scores"] == [0, 24, 60]
+    assert end.rummy and end.hand_values == [0, 12, 30] and end.scores == [0, 24, 60]
 
 
 def test_11_6_basic_rummy_double_adds_84() -> None:
@@ -121,7 +122,7 @@ def test_11_6_basic_rummy_double_adds_84() -> None:
               phase="play", drawn="2C")
     g.play(play(meld("5H 6H 7H"), discard="2C"))
     end = deal_end(g)
-    assert end["rummy"] and end["hand_values"] == [0, 12, 30] and end["scores"] == [84, 0, 0]
+    assert end.rummy and end.hand_values == [0, 12, 30] and end.scores == [84, 0, 0]
 
 
 # 11.5, 11.6 and RULES 7 through the pure scoring function alone

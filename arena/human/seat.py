@@ -15,12 +15,13 @@ import os
 import sys
 from typing import Any
 
+import msgspec
 from rich.console import Console
 
 from arena.human import commands
 from arena.human.screen import View, describe_event, render
 from protocol.client import Bot
-from protocol.messages import Error, GameOver, NewGame, Observation
+from protocol.messages import Error, GameOver, KnownEvent, NewGame, Observation
 
 
 class LeftGame(Exception):
@@ -54,8 +55,8 @@ class HumanSeat(Bot):
         self.hinter = PolicyBot("greedy")
         self.hinter.on_new_game(msg)
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        line = describe_event(event, self.me, self.view.players)
+    def on_event(self, event: KnownEvent) -> None:
+        line = describe_event(msgspec.to_builtins(event), self.me, self.view.players)
         if line:
             self.view.recent = (self.view.recent + [line])[-6:]
 

@@ -55,13 +55,15 @@ from pathlib import Path
 from typing import Any
 
 from arena.failures import GONE, KINDS
-from arena.referee.game import GameResult, Referee, SeatState
+from arena.referee import wire
+from arena.referee.entries import Failure
+from arena.referee.game import Answered, Failed, GameResult, Outcome, Referee, SeatState
 from arena.referee.host import BotHost, Peer
 from arena.referee.launch import LOG_CAP_BYTES, log_path
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
-from protocol.messages import PROTOCOL_VERSION, encode
+from protocol.messages import PROTOCOL_VERSION, Error, encode
 
 __all__ = ["Check", "CheckError", "Report", "check_bot"]
 
@@ -141,7 +143,8 @@ class Report:
 
 
 class _CheckReferee(Referee):
-    """A referee that counts the checked seat's decisions and can reject its first play on purpose."""
+    """A referee that counts the checked seat's decisions and can reject its first play on purpose,
+    both through the referee's public hook ``on_outcome``."""
 
     def __init__(self, *args: Any, target: int, reject_first_play: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -154,26 +157,24 @@ class _CheckReferee(Referee):
         self.retry_seq: int | None = None  # the fresh request that followed the rejection
         self.retry_answered: bool | None = None  # whether that request got a well-formed reply in time
 
-    def _ask(self, st: SeatState, decision: str) -> Any:
-        retrying = st.seat == self.target and self.rejected_seq is not None and self.retry_seq is None
-        if retrying:
-            self.retry_seq = st.peer.seq + 1
-        got = super()._ask(st, decision)
+    def on_outcome(self, st: SeatState, decision: str, outcome: Outcome) -> Outcome:
         if st.seat != self.target:
-            return got
-        if retrying:
-            self.retry_answered = isinstance(got, tuple)
+            return outcome
+        seq = st.peer.seq  # the request's seq
+        if self.rejected_seq is not None and self.retry_seq is None:
+            self.retry_seq = seq  # the fresh request that followed the rejection
+            self.retry_answered = isinstance(outcome, Answered)
         self.asked[decision] += 1
-        if isinstance(got, tuple):
+        if isinstance(outcome, Answered):
             self.answered[decision] += 1
-            self.slowest[decision] = max(self.slowest.get(decision, 0.0), got[1])
+            self.slowest[decision] = max(self.slowest.get(decision, 0.0), outcome.ms)
             if self.reject_first_play and decision == "play" and self.rejected_seq is None:
-                self.rejected_seq = st.peer.seq
-                return self._fail(st, "illegal", REJECT_REASON, seq=st.peer.seq)
-        return got
+                self.rejected_seq = seq
+                return Failed(self.reject(st, "illegal", REJECT_REASON, seq=seq))
+        return outcome
 
 
-def _first(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _first(items: list[Failure]) -> Failure | None:
     return items[0] if items else None
 
 
@@ -289,7 +290,7 @@ class _Checker:
         return host.start(bot)
 
     def _play(self, host: BotHost, bot: Peer, opponents: list[Peer], variant: str, n: int, seat: int, seed: int,
-              policy: FailurePolicy, reject_first_play: bool = False) -> tuple[_CheckReferee, GameResult, list[dict[str, Any]]]:
+              policy: FailurePolicy, reject_first_play: bool = False) -> tuple[_CheckReferee, GameResult, list[Failure]]:
         rules = resolve(variant)
         others = self._opponents(host, opponents, n - 1)
         peers = list(others)
@@ -299,24 +300,24 @@ class _Checker:
         ref = _CheckReferee(host, peers, rules, seed, game_id, self.time, policy, target=seat,
                             reject_first_play=reject_first_play)
         result = ref.run()
-        mine = [e for e in result.failure_log if e["seat"] == seat]
+        mine = [e for e in result.failure_log if e.seat == seat]
         if sum(ref.answered.values()):
             self.games_with_answers += 1
-        gone = _first([e for e in mine if e["kind"] in GONE])
+        gone = _first([e for e in mine if e.kind in GONE])
         if gone is not None:
             proc = bot.process
             how = proc.exit_description() if proc is not None and not proc.alive() else "disconnected"
-            self.crashes.append((self.games_played, f"{how} ({gone['kind']}: {gone['reason']})"))
+            self.crashes.append((self.games_played, f"{how} ({gone.kind}: {gone.reason})"))
         return ref, result, mine
 
     def _no_restart(self, bot: Peer) -> str:
         return (f"the bot did not start again: {bot.problem[1] if bot.problem else '?'} -- fix: see the handshake "
                 f"check{self.log_hint(bot)}")
 
-    def _describe_failure(self, e: dict[str, Any], bot: Peer, total: int) -> str:
-        where = f" (deal {e['deal']})" if e.get("deal") else ""
+    def _describe_failure(self, e: Failure, bot: Peer, total: int) -> str:
+        where = f" (deal {e.deal})" if e.deal else ""
         more = f"; {total - 1} more failure(s)" if total > 1 else ""
-        return f"{e['kind']}{where}: {e['reason']}{more} -- fix: {self.fix(e['kind'])}{self.log_hint(bot)}"
+        return f"{e.kind}{where}: {e.reason}{more} -- fix: {self.fix(e.kind)}{self.log_hint(bot)}"
 
     def check_games(self, host: BotHost, bot: Peer) -> None:
         opponents = self.opponents
@@ -327,7 +328,7 @@ class _Checker:
             asked: Counter[str] = Counter()
             answered: Counter[str] = Counter()
             slowest: dict[str, float] = {}
-            timeouts: list[dict[str, Any]] = []
+            timeouts: list[Failure] = []
             for n in sizes:
                 name = f"game {variant} {n}p"
                 seat = 0 if n == 2 else 1
@@ -340,7 +341,7 @@ class _Checker:
                 answered.update(ref.answered)
                 for d, ms in ref.slowest.items():
                     slowest[d] = max(slowest.get(d, 0.0), ms)
-                timeouts += [e for e in mine if e["kind"] == "timeout"]
+                timeouts += [e for e in mine if e.kind == "timeout"]
                 if mine:
                     self.emit(name, False, self._describe_failure(mine[0], bot, len(mine)))
                 else:
@@ -351,11 +352,11 @@ class _Checker:
             self._decisions(variant, asked, answered, slowest, timeouts)
 
     def _decisions(self, variant: str, asked: Counter[str], answered: Counter[str], slowest: dict[str, float],
-                   timeouts: list[dict[str, Any]]) -> None:
+                   timeouts: list[Failure]) -> None:
         name = f"decisions {variant}"
         limit = self.time.decision_ms
         if timeouts:
-            self.emit(name, False, f"{timeouts[0]['reason']} -- fix: {self.fix('timeout')}")
+            self.emit(name, False, f"{timeouts[0].reason} -- fix: {self.fix('timeout')}")
             return
         missing = [d for d in ("draw", "play") if not answered[d]]
         if missing:
@@ -381,7 +382,7 @@ class _Checker:
                    else "the bot was never asked to play -- fix: see the game checks above")
             self.emit(name, False, f"no play to reject: {why}")
             return
-        at = next(i for i, e in enumerate(mine) if e["reason"] == REJECT_REASON)
+        at = next(i for i, e in enumerate(mine) if e.reason == REJECT_REASON)
         others = mine[:at] + mine[at + 1 :]
         if not ref.retry_answered:
             e = mine[at + 1] if len(mine) > at + 1 else None
@@ -389,8 +390,8 @@ class _Checker:
                 detail = "the fresh request was never asked"
                 fix = "see SPEC.md section 9"
             else:
-                detail = f"{e['kind']}: {e['reason']}"
-                if e["kind"] in ("crash", "resource"):
+                detail = f"{e.kind}: {e.reason}"
+                if e.kind in ("crash", "resource"):
                     fix = "an error message is not fatal: log it and keep reading (SPEC 9)"
                 else:
                     fix = ("after an error with retry: true a fresh request follows; answer that one, with its "
@@ -434,7 +435,7 @@ class _Checker:
             self.emit(name, False, "the bot was not running at the end of the games, so shutdown could not be "
                                    f"checked -- fix: see the failures above{self.log_hint(bot)}")
             return
-        host.send(bot, encode({"v": PROTOCOL_VERSION, "type": "shutdown", "reason": "the compliance check is done"}))
+        host.send(bot, encode(wire.shutdown("the compliance check is done")))
         t0 = time.monotonic()
         host.wait_gone(bot, t0 + SHUTDOWN_S)
         exited = not proc.alive()
@@ -490,8 +491,8 @@ class _Checker:
             assert hello is not None
             reason = ("no common protocol version: you speak "
                       f"{hello.versions or [hello.v]}, this referee speaks [99] (compliance check)")
-            host.send(peer, encode({"v": PROTOCOL_VERSION, "type": "error", "game": None, "seq": None,
-                                    "kind": "version", "reason": reason, "retry": False, "supported_versions": [99]}))
+            host.send(peer, encode(Error(game=None, seq=None, kind="version", reason=reason, retry=False,
+                                         supported_versions=[99])))
             proc = peer.process
             assert proc is not None
             t0 = time.monotonic()

@@ -7,9 +7,15 @@ and the failure policy.  Whatever a bot does, the game ends and the referee
 does not crash: every failure is recorded with its kind and reason and
 handled by the policy (``retry``, ``default`` move, or ``forfeit``).
 
-The game record is the engine's log with the referee's own entries woven in:
-``failure`` entries, and the latency in ms of every answered decision (the
-``ms`` field of ``draw`` and ``play`` entries).
+The game record is the engine's log with the referee's own lines woven in
+(``arena.referee.entries``): ``Failure`` entries, and the latency in ms of
+every answered decision beside its draw or play entry (``Timed``).  Every
+message is built and read through ``arena.referee.wire``.
+
+One loop (``_decide``) asks a seat for a decision until it has a move or
+the policy gives up on the bot; ``_ask`` returns a typed outcome
+(``Answered`` or ``Failed``), which ``on_outcome`` (a public hook, used by
+``arena check-bot``) sees before the referee acts on it.
 """
 
 from __future__ import annotations
@@ -22,17 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from arena.referee import wire
 from arena.referee.channel import Closed, Notice, Oversized
+from arena.referee.entries import Failure, Line, Timed, encode_line
 from arena.referee.host import BotHost, Peer
-from arena.rules.actions import STOCK, IllegalAction, Play, play_from_data
-from arena.rules.game import Game, Phase, public_events
+from arena.rules.actions import STOCK, IllegalAction, Play
+from arena.rules.game import Game, Phase
+from arena.rules.log import DealEnd, DrawEntry, Entry, PlayEntry
 from arena.rules.options import RuleSet
 from arena.rules.record import header_of
 from arena.rules.suits import SuitMap
 from arena.settings import FailurePolicy, TimeControl
-from protocol.messages import MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Draw, Hello, MessageError, decode_from_bot, encode
+from protocol.messages import MAX_MESSAGE_BYTES, Clock, Draw, Hello, MessageError, decode_from_bot, encode
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
@@ -57,6 +64,24 @@ class SeatState:
     timed_out: set[int] = field(default_factory=set)  # seqs that timed out: their late replies are not charged again
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The bot answered the open request in time, with a reply of the kind asked (not yet checked legal)."""
+
+    message: Draw | PlayMessage
+    ms: float  # the time charged
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The request failed; the failure was recorded and the policy chose ``outcome``."""
+
+    outcome: str  # "retry", "default" or "forfeit"
+
+
+Outcome = Answered | Failed
+
+
 @dataclass
 class GameResult:
     game_id: str
@@ -71,9 +96,9 @@ class GameResult:
     turn_capped: int
     decisions: int
     latencies_ms: list[list[float]]
-    record: list[dict[str, Any]]
+    record: list[Line]
     record_path: str | None = None
-    failure_log: list[dict[str, Any]] = field(default_factory=list)
+    failure_log: list[Failure] = field(default_factory=list)
     hellos: list[str | None] = field(default_factory=list)  # the name each seat's bot gave in its hello
 
 
@@ -82,7 +107,7 @@ class Referee:
 
     def __init__(self, host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str,
                  time_control: TimeControl, policy: FailurePolicy,
-                 on_entry: Callable[[dict[str, Any]], None] | None = None,
+                 on_entry: Callable[[Line], None] | None = None,
                  suit_map: SuitMap | None = None) -> None:
         self.host = host
         self.rules = rules
@@ -92,9 +117,9 @@ class Referee:
         self.on_entry = on_entry or (lambda _e: None)
         self.game = Game(rules, len(peers), seed, suit_map)
         self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
-        self.record: list[dict[str, Any]] = []
+        self.record: list[Line] = []
         self.hellos: list[str | None] = []
-        self.failure_log: list[dict[str, Any]] = []
+        self.failure_log: list[Failure] = []
         self.decisions = 0
 
     # -- the game loop ---------------------------------------------------------------
@@ -102,8 +127,8 @@ class Referee:
         g = self.game
         rules_data = self.rules.to_data()
         names = [s.peer.spec.name for s in self.seats]
-        clock = {"decision_ms": self.time.decision_ms, "bank_ms": self.time.bank_ms,
-                 "increment_ms": self.time.increment_ms, "grace_ms": self.time.grace_ms, "clock": self.time.clock}
+        clock = Clock(decision_ms=self.time.decision_ms, bank_ms=self.time.bank_ms,
+                      increment_ms=self.time.increment_ms, grace_ms=self.time.grace_ms, clock=self.time.clock)
         # Who played each seat: the hello of the bot behind that seat's own gate (None: it never said one).
         self.hellos = [st.peer.hello.name if st.peer.hello is not None else None for st in self.seats]
         for st in self.seats:
@@ -111,23 +136,16 @@ class Referee:
                 kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
                 self._fail(st, kind, reason, startup=True)
             else:
-                self._send(st, {"type": "new_game", "game": self.game_id, "seat": st.seat, "players": names,
-                                "rules": rules_data, "clock": clock})
+                self._send(st, encode(wire.new_game(self.game_id, st.seat, names, rules_data, clock)))
         self._absorb(list(g.log))
         while not g.over:
             st = self.seats[g.current]
             st.answered_ms = None
-            if g.phase is Phase.DRAW:
-                source = self._decide_draw(st)
-                if source is not None:
-                    self._absorb(g.draw(source), st.answered_ms)
-            else:
-                play = self._decide_play(st)
-                if play is not None:
-                    self._absorb(g.play(play), st.answered_ms)
+            move = self._decide(st, "draw" if g.phase is Phase.DRAW else "play")
+            if move is not None:
+                self._absorb(g.draw(move) if isinstance(move, str) else g.play(move), st.answered_ms)
             self._check_gone()
-        result = {"type": "game_over", "game": self.game_id, "placings": g.placings(), "totals": g.totals,
-                  "reason": g.end_reason}
+        result = encode(wire.game_over(self.game_id, g.placings(), g.totals, g.end_reason))
         for st in self.seats:
             # Forfeited bots are told too (SPEC 9); bots that are gone are not.
             if st.peer.ready and st.peer.alive() and (not st.referee_plays or st.seat in g.forfeited):
@@ -140,28 +158,30 @@ class Referee:
             game_id=self.game_id, seed=g.seed, seats=[s.peer.spec.name for s in self.seats],
             placings=g.placings(), totals=list(g.totals), failures=[dict(s.failures) for s in self.seats],
             forfeited=list(g.forfeited), end_reason=g.end_reason, deals=g.deal_no,
-            turn_capped=sum(1 for e in g.log if e["e"] == "deal_end" and e["reason"] == "turn_cap"),
+            turn_capped=sum(1 for e in g.log if isinstance(e, DealEnd) and e.reason == "turn_cap"),
             decisions=self.decisions, latencies_ms=[s.latencies for s in self.seats], record=self.record,
             failure_log=self.failure_log, hellos=self.hellos,
         )
 
-    def _absorb(self, entries: list[dict[str, Any]], answered_ms: float | None = None) -> None:
-        """Record engine entries (the action's latency on its first) and broadcast their public events."""
-        if answered_ms is not None:  # on the action itself (a stock rebuild may come before a draw)
-            for entry in entries:
-                if entry["e"] in ("draw", "play"):
-                    entry["ms"] = answered_ms
-                    break
+    def _absorb(self, entries: list[Entry], answered_ms: float | None = None) -> None:
+        """Record engine entries (the action's latency beside its entry) and broadcast their public events."""
         for entry in entries:
-            self.record.append(entry)
-            self.on_entry(entry)
-            for ev in public_events(entry):
-                data = encode({"v": PROTOCOL_VERSION, "type": "event", "game": self.game_id, "event": ev})
-                for st in self.seats:
-                    if st.peer.ready and not st.referee_plays and st.peer.wants_events:
-                        st.outbox.append(data)
-                        if len(st.outbox) >= OUTBOX_FLUSH:
-                            self._flush(st)
+            line: Line = entry
+            # on the action itself (a stock rebuild may come before a draw)
+            if answered_ms is not None and isinstance(entry, (DrawEntry, PlayEntry)):
+                line = Timed(entry, answered_ms)
+                answered_ms = None
+            self.record.append(line)
+            self.on_entry(line)
+            listeners = [st for st in self.seats if st.peer.ready and not st.referee_plays and st.peer.wants_events]
+            if not listeners:
+                continue  # no bot follows the events: none is built
+            for ev in wire.events(entry):
+                data = encode(wire.event(self.game_id, ev))
+                for st in listeners:
+                    st.outbox.append(data)
+                    if len(st.outbox) >= OUTBOX_FLUSH:
+                        self._flush(st)
 
     def _flush(self, st: SeatState) -> None:
         """Send a bot its queued events.  Events wait until the bot is next sent anything, so a
@@ -171,57 +191,55 @@ class Referee:
             self.host.send(st.peer, data)
         st.outbox.clear()
 
-    def _send(self, st: SeatState, body: dict[str, Any]) -> bool:
+    def _send(self, st: SeatState, data: bytes) -> bool:
         self._flush(st)
-        return self.host.send(st.peer, encode({"v": PROTOCOL_VERSION, **body}))
+        return self.host.send(st.peer, data)
 
     # -- decisions ------------------------------------------------------------------------
-    def _decide_draw(self, st: SeatState) -> str | None:
+    def _decide(self, st: SeatState, decision: str) -> str | Play | None:
+        """Ask ``st`` for a draw source or a play until it gives a legal one, or the policy
+        says otherwise: the default move, or None when the seat forfeited."""
         while True:
             if st.referee_plays:
-                return STOCK
-            got = self._ask(st, "draw")
-            if isinstance(got, str):  # a failure kind was handled
-                outcome = got
-            else:
-                msg, latency = got
-                assert isinstance(msg, Draw)
+                return self._default(decision)
+            outcome = self.on_outcome(st, decision, self._ask(st, decision))
+            if isinstance(outcome, Answered):
                 try:
-                    self.game.verify_draw(msg.source)
+                    move = self._legal(outcome.message)
                 except IllegalAction as e:
-                    outcome = self._fail(st, "illegal", str(e))
+                    policy = self._fail(st, "illegal", str(e))
                 else:
-                    self._accept(st, latency)
-                    return msg.source
-            if outcome == "retry":
+                    self._accept(st, outcome.ms)
+                    return move
+            else:
+                policy = outcome.outcome
+            if policy == "retry":
                 continue
-            if outcome == "default":
-                return STOCK
+            if policy == "default":
+                return self._default(decision)
             return None  # forfeited
 
-    def _decide_play(self, st: SeatState) -> Play | None:
-        while True:
-            if st.referee_plays:
-                return self.game.safe_play()
-            got = self._ask(st, "play")
-            if isinstance(got, str):
-                outcome = got
-            else:
-                msg, latency = got
-                assert isinstance(msg, PlayMessage)
-                try:
-                    play = play_from_data(msgspec.to_builtins(msg.actions), msg.discard)
-                    self.game.verify_play(play)
-                except IllegalAction as e:
-                    outcome = self._fail(st, "illegal", str(e))
-                else:
-                    self._accept(st, latency)
-                    return play
-            if outcome == "retry":
-                continue
-            if outcome == "default":
-                return self.game.safe_play()
-            return None
+    def _legal(self, msg: Draw | PlayMessage) -> str | Play:
+        """The engine move of a reply, checked by the engine (IllegalAction says why not)."""
+        if isinstance(msg, Draw):
+            self.game.verify_draw(msg.source)
+            return msg.source
+        play = wire.play_from_message(msg)
+        self.game.verify_play(play)
+        return play
+
+    def _default(self, decision: str) -> str | Play:
+        """The ``default`` move (docs/ARCHITECTURE.md section 4): draw from the stock, discard safely."""
+        return STOCK if decision == "draw" else self.game.safe_play()
+
+    def on_outcome(self, st: SeatState, decision: str, outcome: Outcome) -> Outcome:
+        """Hook: sees every request's outcome before the referee acts on it (``st.peer.seq`` is the
+        request's seq) and may replace it, e.g. with ``Failed(self.reject(...))``.  Returns it as is."""
+        return outcome
+
+    def reject(self, st: SeatState, kind: str, reason: str, seq: int | None = None) -> str:
+        """Treat the request as failed with ``kind``: recorded, told to the bot, the policy's outcome returned."""
+        return self._fail(st, kind, reason, seq=seq)
 
     def _accept(self, st: SeatState, latency_ms: float) -> None:
         self.decisions += 1
@@ -232,15 +250,13 @@ class Referee:
             st.bank_left = max(0, st.bank_left - int(over + 0.999))
         st.bank_left += self.time.increment_ms
 
-    def _ask(self, st: SeatState, decision: str) -> tuple[Draw | PlayMessage, float] | str:
-        """Send a request and wait for its reply; a failure returns the policy's outcome.
-        Only this bot's pipe is read meanwhile."""
+    def _ask(self, st: SeatState, decision: str) -> Outcome:
+        """Send a request and wait for its reply: ``Answered``, or ``Failed`` with the policy's outcome
+        once the failure is recorded.  Only this bot's pipe is read meanwhile."""
         peer = st.peer
         seq = peer.next_seq()
-        obs = self.game.observation(st.seat).to_data()
-        body = {"v": PROTOCOL_VERSION, "type": "request", "game": self.game_id, "seq": seq, "decision": decision,
-                "observation": obs, "clock": {"decision_ms": self.time.decision_ms, "bank_ms_left": st.bank_left}}
-        data = encode(body)
+        data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
+                                   self.time.decision_ms, st.bank_left))
         self._flush(st)
         proc = peer.process
         cpu_clock = self.time.clock == "cpu" and proc is not None and not peer.spec.remote
@@ -248,8 +264,8 @@ class Referee:
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():
-                return self._died(st, decision)
-            return self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages")
+                return Failed(self._died(st, decision))
+            return Failed(self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages"))
         limit_ms = self.time.decision_ms + st.bank_left + self.time.grace_ms
         wall_ms = (self.time.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
         deadline = t0 + wall_ms / 1000
@@ -266,14 +282,14 @@ class Referee:
             if item is None:
                 continue
             if isinstance(item, Closed):
-                return self._died(st, decision)
+                return Failed(self._died(st, decision))
             if isinstance(item, Oversized):
-                return self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
-                                                   f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq)
+                return Failed(self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
+                                                          f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq))
             if isinstance(item, Notice):
                 outcome = self._notice(st, item, seq)
                 if outcome is not None:
-                    return outcome
+                    return Failed(outcome)
                 continue
             latency_ms = (time.monotonic() - t0) * 1000
             try:
@@ -283,7 +299,7 @@ class Referee:
                     self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
                                            "and of the wrong shape")
                     continue
-                return self._fail(st, e.kind, e.reason, seq=seq)
+                return Failed(self._fail(st, e.kind, e.reason, seq=seq))
             if isinstance(msg, Hello):
                 self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
                                      game=self.game_id, seq=seq)
@@ -296,14 +312,14 @@ class Referee:
                 continue
             want = Draw if decision == "draw" else PlayMessage
             if not isinstance(msg, want):
-                return self._fail(st, "malformed", f"asked for a {decision} decision, got a "
-                                                   f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq)
+                return Failed(self._fail(st, "malformed", f"asked for a {decision} decision, got a "
+                                                          f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq))
             charged = used_ms if cpu_clock else latency_ms
             if charged > limit_ms:
                 break  # arrived, but over the limit
-            return msg, charged
+            return Answered(msg, charged)
         if not peer.alive():
-            return self._died(st, decision)
+            return Failed(self._died(st, decision))
         st.timed_out.add(seq)
         budget = f"{self.time.decision_ms} ms (+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)"
         if cpu_clock and used_ms > limit_ms:
@@ -312,7 +328,7 @@ class Referee:
             reason = f"no {decision} reply within the wall-clock ceiling of {wall_ms} ms"
         else:
             reason = f"no {decision} reply within {budget}"
-        return self._fail(st, "timeout", reason, seq=seq)
+        return Failed(self._fail(st, "timeout", reason, seq=seq))
 
     def _notice(self, st: SeatState, notice: Notice, seq: int) -> str | None:
         """What the bot's gate reports about its socket: a failure outcome, or None (nothing to charge)."""
@@ -389,8 +405,7 @@ class Referee:
 
     def _log_failure(self, st: SeatState, kind: str, reason: str, action: str) -> None:
         g = self.game
-        entry = {"e": "failure", "seat": st.seat, "bot": st.peer.spec.name, "kind": kind, "reason": reason,
-                 "action": action, "deal": g.deal_no, "turn": g.turn + 1}
+        entry = Failure(st.seat, st.peer.spec.name, kind, reason, action, g.deal_no, g.turn + 1)
         self.record.append(entry)
         self.failure_log.append(entry)
         self.on_entry(entry)
@@ -431,8 +446,7 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
     from arena.integrity import MAC_FIELD, record_mac
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    enc = msgspec.json.Encoder()
-    lines = [enc.encode(entry) for entry in result.record]
+    lines = [encode_line(line) for line in result.record]
     if key is not None:
         header = {**header, MAC_FIELD: record_mac(key, header, lines)}
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -445,7 +459,7 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
 
 def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str, time_control: TimeControl,
              policy: FailurePolicy, record_path: Path | None = None,
-             on_entry: Callable[[dict[str, Any]], None] | None = None,
+             on_entry: Callable[[Line], None] | None = None,
              suit_map: SuitMap | None = None) -> GameResult:
     """Play a game and (optionally) write its record; ``suit_map`` relabels the suits of every deck."""
     ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map)

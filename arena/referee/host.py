@@ -20,12 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
+from arena.referee import wire
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
 from arena.referee.launch import BotProcess, launch, log_path, log_tail
 from arena.settings import BotSpec, TimeControl
 from protocol.messages import (
     MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Hello,
     MessageError,
@@ -206,18 +208,16 @@ class BotHost:
         versions = msg.versions or [msg.v]
         if not set(versions) & set(SUPPORTED_VERSIONS):
             reason = f"no common protocol version: you speak {versions}, the referee speaks {list(SUPPORTED_VERSIONS)}"
-            self._reply(peer, {"type": "error", "kind": "version", "reason": reason, "retry": False,
-                               "supported_versions": list(SUPPORTED_VERSIONS)})
+            self._reply(peer, wire.version_refusal(reason, list(SUPPORTED_VERSIONS)))
             peer.problem = ("malformed", reason)
             return False
         peer.hello = msg
-        self._reply(peer, {"type": "welcome", "name": REFEREE_NAME, "max_message_bytes": MAX_MESSAGE_BYTES,
-                           "protocol": PROTOCOL_VERSION})
+        self._reply(peer, wire.welcome(REFEREE_NAME))
         return True
 
     # -- messages ---------------------------------------------------------------------------
-    def _reply(self, peer: Peer, body: dict[str, object]) -> bool:
-        return self.send(peer, encode({"v": PROTOCOL_VERSION, **body}))
+    def _reply(self, peer: Peer, msg: msgspec.Struct) -> bool:
+        return self.send(peer, encode(msg))
 
     def send(self, peer: Peer, data: bytes) -> bool:
         """Queue one message for the bot; False if it is gone or has stopped reading (never blocks)."""
@@ -225,7 +225,7 @@ class BotHost:
 
     def send_error(self, peer: Peer, kind: str, reason: str, retry: bool, game: str | None = None,
                    seq: int | None = None) -> None:
-        self._reply(peer, {"type": "error", "game": game, "seq": seq, "kind": kind, "reason": reason, "retry": retry})
+        self._reply(peer, wire.error(kind, reason, retry, game, seq))
 
     def recv(self, peer: Peer, timeout_s: float) -> Item | None:
         """The next item from this bot's pipe, or None after ``timeout_s``.  No other bot's pipe is
@@ -266,7 +266,7 @@ class BotHost:
         self._release(peer)
 
     def _tell_shutdown(self, peer: Peer, reason: str) -> None:
-        self._reply(peer, {"type": "shutdown", "reason": reason})
+        self._reply(peer, wire.shutdown(reason))
         if peer.spec.remote and peer.process is not None:  # its gate ends once it has passed this on
             peer.process.channel.close_write()
 

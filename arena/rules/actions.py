@@ -1,18 +1,22 @@
-"""Actions a player submits, and their wire (JSON) form.
+"""Actions a player submits, and their protocol form.
 
 A turn is two decisions (RULES 3): a ``Draw`` (``stock`` or ``discard``) and a
 ``Play``: an ordered list of table actions (``Meld``, ``LayOff``, ``Swap``) and
 the discard (``None`` when table play empties the hand).  Cards are ints here;
-``play_from_data`` / ``play_to_data`` convert from and to the protocol's card
-strings, where a trailing ``*`` marks a card of the wild rank used as a wild.
+``play_to_wire`` / ``play_from_wire`` convert to and from the protocol's
+action structs (``protocol.messages``: ``Meld | Layoff | Swap``, cards as
+text, a trailing ``*`` marking a card of the wild rank used as a wild).  The
+engine needs both for its records (a play entry holds the protocol actions,
+and replay reads them back); the referee uses ``play_from_wire`` for a bot's
+``play`` through ``arena.referee.wire``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from arena.rules.cards import Card, CardError, parse, text
+from protocol import messages as wire
 
 
 class IllegalAction(ValueError):
@@ -54,14 +58,12 @@ class Play:
     discard: Card | None = None
 
 
-def _cards(raw: object, where: str) -> tuple[tuple[Card, ...], frozenset[int]]:
-    if not isinstance(raw, list) or not raw:
+def _cards(raw: list[str], where: str) -> tuple[tuple[Card, ...], frozenset[int]]:
+    if not raw:
         raise IllegalAction(f"{where}: 'cards' must be a non-empty list of cards (RULES 3.2)")
     cards: list[Card] = []
     marked: set[int] = set()
     for i, t in enumerate(raw):
-        if not isinstance(t, str):
-            raise IllegalAction(f"{where}: card {i + 1} is not a string (RULES 1)")
         if t.endswith("*"):
             marked.add(i)
             t = t[:-1]
@@ -72,71 +74,48 @@ def _cards(raw: object, where: str) -> tuple[tuple[Card, ...], frozenset[int]]:
     return tuple(cards), frozenset(marked)
 
 
-def _card(raw: object, where: str) -> Card:
-    if not isinstance(raw, str):
-        raise IllegalAction(f"{where}: expected a card string, got {raw!r} (RULES 1)")
+def _card(raw: str, where: str) -> Card:
     try:
         return parse(raw)
     except CardError as e:
         raise IllegalAction(f"{where}: {e}") from None
 
 
-def _int(raw: object, where: str) -> int:
-    if not isinstance(raw, int) or isinstance(raw, bool):
-        raise IllegalAction(f"{where}: expected a meld id (a whole number), got {raw!r} (RULES 3.2)")
-    return raw
-
-
-def action_from_data(data: Any, index: int) -> TableAction:
+def action_from_wire(a: wire.Action, index: int) -> TableAction:
+    """The engine form of one protocol action (its shape already checked by the decoder)."""
     where = f"action {index + 1}"
-    if not isinstance(data, dict):
-        raise IllegalAction(f"{where}: expected an object (RULES 3.2)")
-    kind = data.get("type")
-    if kind == "meld":
-        cards, marked = _cards(data.get("cards"), where)
-        mk = data.get("kind")
-        if mk not in (None, "set", "run"):
-            raise IllegalAction(f"{where}: 'kind' must be \"set\" or \"run\" (RULES 4)")
-        return Meld(cards, marked, mk)
-    if kind == "layoff":
-        cards, marked = _cards(data.get("cards"), where)
-        end = data.get("end")
-        if end not in (None, "low", "high"):
-            raise IllegalAction(f"{where}: 'end' must be \"low\" or \"high\" (RULES 5.3)")
-        return LayOff(_int(data.get("meld"), where), cards, marked, end)
-    if kind == "swap":
-        wild = data.get("wild")
-        return Swap(_int(data.get("meld"), where), _card(data.get("card"), where), None if wild is None else _card(wild, where))
-    raise IllegalAction(f"{where}: unknown action type {kind!r}; expected meld, layoff or swap (RULES 3.2)")
+    if type(a) is wire.Meld:
+        cards, marked = _cards(a.cards, where)
+        return Meld(cards, marked, a.kind)
+    if type(a) is wire.Layoff:
+        cards, marked = _cards(a.cards, where)
+        return LayOff(a.meld, cards, marked, a.end)
+    assert isinstance(a, wire.Swap)
+    return Swap(a.meld, _card(a.card, where), None if a.wild is None else _card(a.wild, where))
 
 
-def play_from_data(actions: Any, discard: Any) -> Play:
-    if not isinstance(actions, list):
-        raise IllegalAction("'actions' must be a list (RULES 3.2)")
-    parsed = tuple(action_from_data(a, i) for i, a in enumerate(actions))
+def play_from_wire(actions: list[wire.Action], discard: str | None) -> Play:
+    """The engine form of a play's actions and discard; IllegalAction names what is not a card."""
+    parsed = tuple(action_from_wire(a, i) for i, a in enumerate(actions))
     return Play(parsed, None if discard is None else _card(discard, "discard"))
 
 
-def _cards_to_data(cards: tuple[Card, ...], marked: frozenset[int]) -> list[str]:
+def _cards_to_wire(cards: tuple[Card, ...], marked: frozenset[int]) -> list[str]:
+    if not marked:
+        return [text(c) for c in cards]
     return [text(c) + ("*" if i in marked else "") for i, c in enumerate(cards)]
 
 
-def action_to_data(a: TableAction) -> dict[str, Any]:
-    if isinstance(a, Meld):
-        d: dict[str, Any] = {"type": "meld", "cards": _cards_to_data(a.cards, a.marked)}
-        if a.kind:
-            d["kind"] = a.kind
-        return d
-    if isinstance(a, LayOff):
-        d = {"type": "layoff", "meld": a.meld, "cards": _cards_to_data(a.cards, a.marked)}
-        if a.end:
-            d["end"] = a.end
-        return d
-    d = {"type": "swap", "meld": a.meld, "card": text(a.card)}
-    if a.wild is not None:
-        d["wild"] = text(a.wild)
-    return d
+def action_to_wire(a: TableAction) -> wire.Action:
+    """The protocol form of one action, as a bot would send it (and a play entry records it)."""
+    if type(a) is Meld:
+        return wire.Meld(_cards_to_wire(a.cards, a.marked), a.kind)  # type: ignore[arg-type]
+    if type(a) is LayOff:
+        return wire.Layoff(a.meld, _cards_to_wire(a.cards, a.marked), a.end)  # type: ignore[arg-type]
+    assert isinstance(a, Swap)
+    return wire.Swap(a.meld, text(a.card), None if a.wild is None else text(a.wild))
 
 
-def play_to_data(p: Play) -> dict[str, Any]:
-    return {"actions": [action_to_data(a) for a in p.actions], "discard": None if p.discard is None else text(p.discard)}
+def play_to_wire(p: Play) -> tuple[list[wire.Action], str | None]:
+    """The protocol form of a play: its actions and its discard."""
+    return [action_to_wire(a) for a in p.actions], None if p.discard is None else text(p.discard)

@@ -25,7 +25,8 @@ is still in the state it was checked in.  ``position()`` is the whole state as
 one value and ``Game.from_position`` a game that goes on from one.
 
 The record (``log``) holds every action and its effect, including private
-ones (hands, drawn cards); ``public_events`` says what every seat may see.
+ones (hands, drawn cards) as ``arena.rules.log`` entries; what every seat may
+see of them is ``arena.referee.wire.events``.
 Each entry shows the state at its own moment: a meld as it was put down
 (lay-offs and swaps on it later in the same turn follow as their own
 effects), and a stock rebuild before the draw it made possible (RULES 6.3).
@@ -38,18 +39,32 @@ from enum import Enum
 from typing import Any
 
 from arena.rules import search
-from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_data
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, Play, play_to_wire
 from arena.rules.cards import Card, full_deck, rank_of, text, texts
 from arena.rules.chance import RandomSource, SeededSource, Shuffler
+from arena.rules.log import (
+    DealEnd,
+    DealStart,
+    DrawEntry,
+    Effect,
+    Entry,
+    ForfeitEntry,
+    GameEnd,
+    GameStart,
+    LayoffEffect,
+    MeldEffect,
+    PlayEntry,
+    Rebuild,
+    SwapEffect,
+    wire_meld,
+)
 from arena.rules.melds import TableMeld, hand_value, is_wild_card
-from arena.rules.observation import Observation, meld_to_data
+from arena.rules.observation import Observation
 from arena.rules.options import MAX_DEALS, RulesError, RuleSet
 from arena.rules.position import Position
 from arena.rules.scoring import score_deal
 from arena.rules.suits import SuitMap, check_suit_map, relabel_all
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
-
-Entry = dict[str, Any]
 
 
 class Phase(str, Enum):
@@ -192,7 +207,7 @@ class Game:
             best = max(strength(c) for c in got.values())
             drawing = [s for s in drawing if strength(got[s]) == best]
             if len(drawing) == 1:
-                self.log.append({"e": "game_start", "seed": self.seed, "players": self.n, "first_dealer_draws": draws, "dealer": drawing[0]})
+                self.log.append(GameStart(self.seed, self.n, draws, drawing[0]))
                 return drawing[0]
             if len(deck) < len(drawing):  # pragma: no cover - needs more ties than a deck holds
                 deck = full_deck(r.count_value("decks", self.n), r.count_value("jokers", self.n))
@@ -238,11 +253,8 @@ class Game:
         self.played_before = [False] * self.n
         self.turn = 0
         self.rebuilds = 0
-        self.log.append({
-            "e": "deal_start", "deal": self.deal_no, "dealer": self.dealer,
-            "hands": [texts(h) for h in self.hands], "upcard": text(upcard),
-            "returned_wilds": returned, "stock_size": len(self.stock),
-        })
+        self.log.append(DealStart(self.deal_no, self.dealer, [texts(h) for h in self.hands], text(upcard), returned,
+                                  len(self.stock)))
         self.current = order[0]
         self._begin_turn()
 
@@ -278,7 +290,7 @@ class Game:
         self.stock = new
         self.discard = [self.stock.pop()] if upcard else []
         self.rebuilds += 1
-        self.log.append({"e": "rebuild", "stock_size": len(self.stock), "upcard": text(self.discard[-1]) if upcard else None})
+        self.log.append(Rebuild(len(self.stock), text(self.discard[-1]) if upcard else None))
         return True
 
     def _end_deal(self, out: int | None, reason: str) -> None:
@@ -296,11 +308,8 @@ class Game:
             for s in eliminated:
                 self.in_game[s] = False
                 self.left_in_deal[s] = self.deal_no
-        self.log.append({
-            "e": "deal_end", "deal": self.deal_no, "out": out, "rummy": rummy, "reason": reason,
-            "hands": [texts(h) for h in self.hands], "hand_values": values, "scores": scores,
-            "totals": list(self.totals), "eliminated": eliminated,
-        })
+        self.log.append(DealEnd(self.deal_no, out, rummy, reason, [texts(h) for h in self.hands], values, scores,
+                                list(self.totals), eliminated))
         self.phase = Phase.OVER  # until the next deal starts
         remaining = self.active()
         if len(remaining) < 2:
@@ -317,7 +326,7 @@ class Game:
     def _finish(self, reason: str) -> None:
         self.phase = Phase.OVER
         self.end_reason = reason
-        self.log.append({"e": "game_end", "reason": reason, "totals": list(self.totals), "placings": self.placings()})
+        self.log.append(GameEnd(reason, list(self.totals), self.placings()))
 
     # ------------------------------------------------------------ information
     @property
@@ -410,7 +419,6 @@ class Game:
     def draw(self, source: str) -> list[Entry]:
         self.verify_draw(source)
         start = len(self.log)
-        entry: Entry = {"e": "draw", "seat": self.current, "source": source}
         if source == DISCARD:
             card = self.discard.pop()
             self.took_discard = True
@@ -421,11 +429,10 @@ class Game:
             card = self.stock.pop()
         else:
             # The draw that found no stock and no way to rebuild it, then the end of the deal (RULES 6.3).
-            self.log.append(entry)
+            self.log.append(DrawEntry(self.current, source))
             self._end_deal(None, "stock_exhausted")
             return self.log[start:]
-        entry["card"] = text(card)
-        self.log.append(entry)
+        self.log.append(DrawEntry(self.current, source, text(card)))
         self.hands[self.current].append(card)
         self.drawn = card
         self.phase = Phase.PLAY
@@ -460,10 +467,11 @@ class Game:
         self.hands[seat] = outcome.hand
         self.melds = outcome.melds
         self.opened[seat] = outcome.opened
-        entry: Entry = {"e": "play", "seat": seat, **play_to_data(play)}
+        actions, discard = play_to_wire(play)
         if outcome.effects:
-            entry["effects"] = [self._effect_data(fx) for fx in outcome.effects]
-        self.log.append(entry)
+            self.log.append(PlayEntry(seat, actions, discard, [self._effect_data(fx) for fx in outcome.effects]))
+        else:
+            self.log.append(PlayEntry(seat, actions, discard))
         if outcome.discard is not None:
             self.discard.append(outcome.discard)
         if outcome.out:
@@ -479,13 +487,13 @@ class Game:
         self._begin_turn()
         return self.log[start:]
 
-    def _effect_data(self, fx: dict[str, Any]) -> Entry:
+    def _effect_data(self, fx: dict[str, Any]) -> Effect:
         kind = fx["kind"]
         if kind == "meld":
-            return {"kind": "meld", "meld": meld_to_data(fx["as_melded"])}
+            return MeldEffect(wire_meld(fx["as_melded"]))
         if kind == "layoff":
-            return {"kind": "layoff", "meld": fx["meld"], "cards": texts(fx["cards"])}
-        return {"kind": "swap", "meld": fx["meld"], "card": text(fx["card"]), "wild": text(fx["wild"])}
+            return LayoffEffect(fx["meld"], texts(fx["cards"]))
+        return SwapEffect(fx["meld"], text(fx["card"]), text(fx["wild"]))
 
     # ---------------------------------------------------------------- forfeit
     def forfeit(self, seat: int, reason: str = "", failure: str = "forfeit") -> list[Entry]:
@@ -497,7 +505,7 @@ class Game:
         self.forfeited.append(seat)
         self.dead.extend(self.hands[seat])
         self.hands[seat] = []
-        self.log.append({"e": "forfeit", "seat": seat, "failure": failure, "reason": reason})
+        self.log.append(ForfeitEntry(seat, failure, reason))
         if len(self.active()) < 2:
             self._finish("forfeit")
         elif seat == self.current:
@@ -510,31 +518,3 @@ class Game:
         """The referee's ``default`` move now (``search.safe_play``)."""
         return search.safe_play(self.rules, self.turn_view())
 
-
-def public_events(entry: Entry) -> list[Entry]:
-    """What every seat may see of a record entry: no hands, no stock cards (protocol event objects)."""
-    e = entry["e"]
-    if e == "deal_start":
-        return [{"kind": "deal_start", "deal": entry["deal"], "dealer": entry["dealer"],
-                 "hand_sizes": [len(h) for h in entry["hands"]], "upcard": entry["upcard"],
-                 "stock_size": entry["stock_size"]}]
-    if e == "draw":
-        if "card" not in entry:
-            return []  # the stock was empty and could not be rebuilt: nothing was drawn, the deal_end says why
-        out: Entry = {"kind": "draw", "seat": entry["seat"], "source": entry["source"]}
-        if entry["source"] == DISCARD:
-            out["card"] = entry.get("card")
-        return [out]
-    if e == "play":
-        seat = entry["seat"]
-        events = [{**fx, "seat": seat} for fx in entry.get("effects", ())]
-        if entry["discard"] is not None:
-            events.append({"kind": "discard", "seat": seat, "card": entry["discard"]})
-        return events
-    if e == "deal_end":
-        return [{"kind": "deal_end", **{k: entry[k] for k in ("deal", "out", "rummy", "reason", "hand_values", "scores", "totals", "eliminated")}}]
-    if e == "rebuild":
-        return [{"kind": "rebuild", "stock_size": entry["stock_size"], "upcard": entry["upcard"]}]
-    if e == "forfeit":
-        return [{"kind": "forfeit", "seat": entry["seat"], "failure": entry["failure"], "reason": entry["reason"]}]
-    return []

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
 from arena.rules.options import RuleSet
+
+if TYPE_CHECKING:
+    from protocol.messages import TableMeld as WireMeld
 
 SET = "set"
 RUN = "run"
@@ -37,8 +40,8 @@ class TableMeld:
     rank: int = 0  # sets: the rank
     suit: int = 0  # runs: the suit
     low: int = 0  # runs: position of cards[0]
-    # the meld's wire form and the shape it was made for (see observation.meld_to_data)
-    wire: tuple[tuple[int, int, tuple[bool, ...]], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    # the meld's protocol form and the shape it was made for (see log.wire_meld)
+    wire: tuple[tuple[int, int, tuple[bool, ...]], WireMeld] | None = field(default=None, compare=False, repr=False)
 
     def copy(self) -> TableMeld:
         return TableMeld(self.id, self.owner, self.kind, list(self.cards), list(self.wild), self.rank, self.suit, self.low)

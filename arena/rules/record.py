@@ -15,18 +15,21 @@ the draw, so a version 1 record with either does not replay.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.rules.actions import IllegalAction, play_from_data
+import msgspec
+
+from arena.rules.actions import IllegalAction, play_from_wire
 from arena.rules.game import Game
+from arena.rules.log import ACTIONS, DrawEntry, Entry, EntryError, ForfeitEntry, PlayEntry, entry_from_data
 from arena.rules.options import RulesError, RuleSet, rules_from_data
 from arena.rules.suits import SuitMap, SuitMapError, from_text, to_text
 
 RECORD_VERSION = 2
-ACTIONS = ("draw", "play", "forfeit")
 REFEREE_ENTRIES = ("failure",)  # written by the referee, not the engine: skipped by replay
-REFEREE_FIELDS = ("ms",)  # decision latency, added to draw/play entries by the referee
+REFEREE_FIELDS = ("ms",)  # a decision's latency, written beside a draw or play entry by the referee
 
 
 class ReplayError(ValueError):
@@ -74,28 +77,52 @@ def header_of(game: Game, seats: tuple[str, ...] = (), **extra: Any) -> Header:
     return Header(game.seed, game.n, game.rules, seats, tuple(extra.items()), suits=game.suit_map)
 
 
-def _diff(expected: dict[str, Any], got: dict[str, Any]) -> str:
+def _diff(expected_entry: Entry, got_entry: Entry, extra: dict[str, Any]) -> str:
+    """The first field (in name order) where two entries differ, as the record file shows them."""
+    expected: dict[str, Any] = msgspec.to_builtins(expected_entry) | extra
+    got: dict[str, Any] = msgspec.to_builtins(got_entry)
     keys = [k for k in sorted(set(expected) | set(got)) if expected.get(k) != got.get(k)]
     k = keys[0] if keys else "?"
     return f"{expected.get('e', '?')} entry differs at {k!r}: the record says {expected.get(k)!r}, the engine gives {got.get(k)!r}"
 
 
-def replay(header: Header, record: list[dict[str, Any]]) -> Game:
+def _tag(entry: Entry) -> str:
+    return str(type(entry).__struct_config__.tag)
+
+
+def replay(header: Header, record: Sequence[Entry | dict[str, Any] | None]) -> Game:
     """Replay a record's entries from ``header``; raise ReplayError at the first mismatch.
 
-    Entry numbers in errors count the record's entries from 1 (the header is line 0).
+    An item is an engine entry, the object of a record line (a ``failure`` line
+    of the referee is skipped, and so is a latency ``ms``; any other field no
+    entry has is a difference), or None for a line that is not the engine's.  Entry numbers in errors count the record's items
+    from 1 (the header is line 0).
     """
     numbers: list[int] = []
-    entries: list[dict[str, Any]] = []
-    for n, raw in enumerate(record, start=1):
-        if not isinstance(raw, dict):
-            raise ReplayError(n, "an entry is not a JSON object")
-        if raw.get("e") in REFEREE_ENTRIES:
+    entries: list[Entry] = []
+    extras: list[dict[str, Any]] = []  # fields of a record's object that no engine entry has: a difference
+    for n, item in enumerate(record, start=1):
+        if item is None:
             continue
+        extra: dict[str, Any] = {}
+        if isinstance(item, dict):
+            if item.get("e") in REFEREE_ENTRIES:
+                continue
+            try:
+                entry = entry_from_data(item)
+            except EntryError as e:
+                raise ReplayError(n, f"malformed {item.get('e', 'record')} entry ({e})") from None
+            known = type(entry).__struct_fields__
+            extra = {k: v for k, v in item.items() if k not in known and k != "e" and k not in REFEREE_FIELDS}
+        elif isinstance(item, Entry):
+            entry = item
+        else:
+            raise ReplayError(n, "an entry is not a JSON object")
         numbers.append(n)
-        entries.append({k: v for k, v in raw.items() if k not in REFEREE_FIELDS})
+        entries.append(entry)
+        extras.append(extra)
     try:
-        return _replay(header, entries)
+        return _replay(header, entries, extras)
     except ReplayError as e:
         n = numbers[e.index - 1] if 0 < e.index <= len(numbers) else len(record) + 1
         hint = "" if header.version >= RECORD_VERSION else (
@@ -105,7 +132,7 @@ def replay(header: Header, record: list[dict[str, Any]]) -> Game:
         raise ReplayError(n, str(e).split(": ", 1)[1] + hint) from None
 
 
-def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
+def _replay(header: Header, entries: list[Entry], extras: list[dict[str, Any]]) -> Game:
     game = Game(header.rules, header.players, header.seed, header.suits)
     checked = 0
 
@@ -113,9 +140,9 @@ def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
         nonlocal checked
         while checked < min(n, len(game.log)):
             if checked >= len(entries):
-                raise ReplayError(checked + 1, f"the record ends but the engine has a {game.log[checked]['e']} entry")
-            if game.log[checked] != entries[checked]:
-                raise ReplayError(checked + 1, _diff(entries[checked], game.log[checked]))
+                raise ReplayError(checked + 1, f"the record ends but the engine has a {_tag(game.log[checked])} entry")
+            if game.log[checked] != entries[checked] or extras[checked]:
+                raise ReplayError(checked + 1, _diff(entries[checked], game.log[checked], extras[checked]))
             checked += 1
 
     check_upto(len(game.log))
@@ -123,34 +150,33 @@ def _replay(header: Header, entries: list[dict[str, Any]]) -> Game:
         if i < checked:
             continue
         # Entries an action produces may come before it (a rebuild before its draw): apply the next action.
-        at = next((j for j in range(i, len(entries)) if entries[j].get("e") in ACTIONS), None)
+        at = next((j for j in range(i, len(entries)) if isinstance(entries[j], ACTIONS)), None)
         if at is None:
-            kind = entries[i].get("e")
-            raise ReplayError(i + 1, f"the engine has no {kind!r} entry here (expected {game.log[i]['e'] if i < len(game.log) else 'nothing'})")
+            kind = _tag(entries[i])
+            raise ReplayError(i + 1, f"the engine has no {kind!r} entry here (expected {_tag(game.log[i]) if i < len(game.log) else 'nothing'})")
         _apply(game, entries[at], at + 1)
         check_upto(len(game.log))
         if checked <= at:
-            raise ReplayError(checked + 1, f"the engine has no {entries[checked].get('e')!r} entry here")
+            raise ReplayError(checked + 1, f"the engine has no {_tag(entries[checked])!r} entry here")
     if checked < len(game.log):
-        raise ReplayError(checked + 1, f"the record is missing the engine's {game.log[checked]['e']} entry")
+        raise ReplayError(checked + 1, f"the record is missing the engine's {_tag(game.log[checked])} entry")
     return game
 
 
-def _apply(game: Game, entry: dict[str, Any], number: int) -> None:
+def _apply(game: Game, entry: Entry, number: int) -> None:
     """Feed one action entry (``draw``, ``play`` or ``forfeit``) to ``game``; ReplayError names ``number``."""
-    kind = entry.get("e")
+    kind = _tag(entry)
     try:
-        if kind == "draw":
-            if entry.get("seat") != game.current:
-                raise ReplayError(number, f"draw by seat {entry.get('seat')} but it is seat {game.current}'s turn")
-            game.draw(entry["source"])
-        elif kind == "play":
-            if entry.get("seat") != game.current:
-                raise ReplayError(number, f"play by seat {entry.get('seat')} but it is seat {game.current}'s turn")
-            game.play(play_from_data(entry["actions"], entry["discard"]))
+        if isinstance(entry, DrawEntry):
+            if entry.seat != game.current:
+                raise ReplayError(number, f"draw by seat {entry.seat} but it is seat {game.current}'s turn")
+            game.draw(entry.source)
+        elif isinstance(entry, PlayEntry):
+            if entry.seat != game.current:
+                raise ReplayError(number, f"play by seat {entry.seat} but it is seat {game.current}'s turn")
+            game.play(play_from_wire(entry.actions, entry.discard))
         else:
-            game.forfeit(int(entry["seat"]), entry.get("reason", ""), entry.get("failure", "forfeit"))
+            assert isinstance(entry, ForfeitEntry)
+            game.forfeit(entry.seat, entry.reason, entry.failure)
     except IllegalAction as e:
         raise ReplayError(number, f"the engine rejects this {kind}: {e}") from None
-    except (KeyError, TypeError) as e:
-        raise ReplayError(number, f"malformed {kind} entry ({e})") from None

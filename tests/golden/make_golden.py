@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
+
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import header_of
@@ -41,7 +43,7 @@ def record_lines(preset: str) -> list[str]:
     rules = resolve(preset)
     game, _ = play_game(rules, policies_for(rules, names, seed), seed)
     header = header_of(game, seats=tuple(f"{n}-{i}" for i, n in enumerate(names)), policies=list(names))
-    return [json.dumps(header.to_data(), separators=(",", ":"))] + [json.dumps(e, separators=(",", ":")) for e in game.log]
+    return [json.dumps(header.to_data(), separators=(",", ":"))] + [msgspec.json.encode(e).decode() for e in game.log]
 
 
 def main() -> None:
