@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from arena.integrity import make_key  # noqa: E402
+from arena.referee.entries import Failure, Line, Timed, encode_line  # noqa: E402
 from arena.rules.log import DrawEntry, PlayEntry  # noqa: E402
 from arena.rules.record import header_of  # noqa: E402
 from arena.selfplay import play_game, policies_for  # noqa: E402
@@ -53,14 +54,13 @@ def _record_lines(game: Any, seats: list[str], game_id: str, rng: random.Random,
     lines = [json.dumps(header)]
     failed = False
     for e in game.log:
-        if e["e"] in ("draw", "play"):
-            e = {**e, "ms": round(rng.lognormvariate(-0.5, 0.8), 3)}
-        lines.append(json.dumps(e, separators=(",", ":")))
-        if failure and not failed and e["e"] == "draw" and e["seat"] == 1:
+        line: Line = Timed(e, round(rng.lognormvariate(-0.5, 0.8), 3)) if isinstance(e, DrawEntry | PlayEntry) else e
+        lines.append(encode_line(line).decode())
+        if failure and not failed and isinstance(e, DrawEntry) and e.seat == 1:
             failed = True
-            lines.append(json.dumps({"e": "failure", "seat": 1, "bot": seats[1], "kind": "illegal",
-                                     "reason": "action 1 (meld): AS is not in your hand (RULES 3.2)",
-                                     "action": "retry", "deal": 1, "turn": 2}, separators=(",", ":")))
+            lines.append(encode_line(Failure(seat=1, bot=seats[1], kind="illegal",
+                                             reason="action 1 (meld): AS is not in your hand (RULES 3.2)",
+                                             action="retry", deal=1, turn=2)).decode())
     return lines
 
 
