@@ -359,6 +359,7 @@ def play(
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
     record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines); bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
     rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's [rules] table (repeatable), e.g. --rules deals=3.")] = None,
+    human_time: Annotated[float, typer.Option("--human-time", help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
     seat_names: Annotated[list[str] | None, typer.Option("--name", help="Name of a seat's bot, one per seat in order (repeatable; default: the name in each bot's hello).")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
     remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
@@ -422,6 +423,11 @@ def play(
     seed = _play_seed(seed)
     tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms,
                      grace_ms=grace_ms, clock=clock, wall_ms=wall_ms)
+    if not 1 <= human_time <= 86400:
+        fail(f"--human-time: expected 1 to 86400 seconds, got {human_time:g}")
+    # A person's clock: generous and on the wall (what a person feels); the bots' clocks stay as given.
+    person = TimeControl(start_ms=start_ms, decision_ms=int(human_time * 1000), grace_ms=grace_ms, clock="wall")
+    seat_times = [person if i in humans else None for i in range(len(bots))]
     record_path = record or _new_play_folder(variant, seed) / "record.jsonl"
     _check_record_path(record_path)
     if record is None and not quiet:
@@ -441,15 +447,17 @@ def play(
     human_peers: list[Any] = []
     quiet = quiet or human is not None  # the person's screen is the seat's, nothing else is drawn on it
 
-    def announce(message: str) -> None:
-        if human is not None and human_peers and message.startswith(f"waiting for {human_peers[0].spec.name}:"):
-            human.start(human_peers[0])
-        else:
-            typer.echo(message, err=True)
+    def human_listening(peer: Any) -> bool:
+        """The human seat's gate listens: start the person's client on this terminal (no token printed)."""
+        if human is None or peer not in human_peers:
+            return False
+        human.start(peer)
+        return True
 
-    host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen, announce=announce,
+    host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen,
+                                      announce=lambda m: typer.echo(m, err=True),
                                       remote_wait_ms=int(remote_wait_s * 1000), sandbox=sandbox,
-                                      hide=(record_path.parent.resolve(),)), listen)
+                                      hide=(record_path.parent.resolve(),), on_listening=human_listening), listen)
     try:
         peers = [host.add(spec) for spec in specs]
         human_peers.extend(peers[i] for i in humans)
@@ -460,7 +468,8 @@ def play(
             _name_by_hello(peers)
             names[:] = [p.spec.name for p in peers]
         started = time.perf_counter()
-        result = play_one(host, peers, rules, seed, _play_game_id(), tc, policy, record_path, on_entry)
+        result = play_one(host, peers, rules, seed, _play_game_id(), tc, policy, record_path, on_entry,
+                          seat_times=seat_times)
         elapsed = time.perf_counter() - started
     except KeyboardInterrupt:
         host.close("interrupted")
@@ -513,10 +522,14 @@ def _new_play_folder(variant: str, seed: int) -> Path:
 
 
 def _name_by_hello(peers: list[Any]) -> None:
-    """Seats take the name their bot gave in its hello (unique, as the command-line names are)."""
+    """Seats take the name their bot gave in its hello (unique, as the command-line names are), except
+    remote:NAME seats, whose name was given."""
     from dataclasses import replace
 
-    named = _unique_names([replace(p.spec, name=p.hello.name) if p.hello is not None else p.spec for p in peers])
+    from arena.display import printable
+
+    named = _unique_names([replace(p.spec, name=printable(p.hello.name)) if p.hello is not None and not p.spec.remote
+                           else p.spec for p in peers])
     for peer, spec in zip(peers, named):
         peer.spec = spec
 

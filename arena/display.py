@@ -8,7 +8,7 @@ from protocol.messages import Action, Layoff, Meld
 
 
 def _who(seat: int, names: list[str]) -> str:
-    return f"seat {seat} ({names[seat]})" if seat < len(names) else f"seat {seat}"
+    return f"seat {seat} ({printable(names[seat])})" if seat < len(names) else f"seat {seat}"
 
 
 def _action(a: Action) -> str:
@@ -17,6 +17,11 @@ def _action(a: Action) -> str:
     if isinstance(a, Layoff):
         return f"lays off {' '.join(a.cards)} on meld {a.meld}" + (f" ({a.end} end)" if a.end else "")
     return f"swaps {a.card} for a wild in meld {a.meld}"
+
+
+def printable(text: str) -> str:
+    """A bot's text as it may be shown on a terminal: control characters (escape codes) replaced."""
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def describe(line: Line, names: list[str], full: bool = True) -> str | None:
@@ -53,7 +58,12 @@ def describe(line: Line, names: list[str], full: bool = True) -> str | None:
     if isinstance(entry, ForfeitEntry):
         return f"  {_who(entry.seat, names)} forfeits ({entry.failure}): {entry.reason}"
     if isinstance(entry, Failure):
-        return f"  ! {_who(entry.seat, names)} {entry.kind}: {entry.reason} -> {entry.action}"
+        text = f"  ! {_who(entry.seat, names)} {entry.kind}: {entry.reason} -> {entry.action}"
+        if full and entry.output:
+            text += "\n    its last output:" + "".join(f"\n    | {printable(line)}" for line in entry.output.splitlines())
+        if full and entry.log:
+            text += f"\n    its log: {entry.log}"
+        return text
     if isinstance(entry, GameEnd):
         return f"game over ({entry.reason}): totals {entry.totals}; placings {entry.placings}"
     return None

@@ -82,6 +82,7 @@ def run_game(
     transports: dict[int, str] | None = None,
     limits: dict[int, Limits] | None = None,
     sandbox: bool = True,
+    seat_times: dict[int, TimeControl] | None = None,
 ) -> tuple[GameResult, list[str]]:
     """Play one game between real bot processes; returns the result and the seats' tokens."""
     rules = resolve(variant, overrides or {})
@@ -97,6 +98,7 @@ def run_game(
                 peer.spec = replace(peer.spec, env=extra)
         for peer in peers:
             host.start(peer)
-        result = play_one(host, peers, rules, seed, f"test-{seed}", time_control, policy, tmp_path / "record.jsonl")
+        result = play_one(host, peers, rules, seed, f"test-{seed}", time_control, policy, tmp_path / "record.jsonl",
+                          seat_times=[(seat_times or {}).get(i) for i in range(len(peers))])
         tokens = [p.token for p in peers]
     return result, tokens

@@ -72,16 +72,17 @@ class Pane:
     def __init__(self, command: str, cwd: Path) -> None:
         self.name = f"arena-human-{time.monotonic_ns()}"
         self.typed: list[str] = []
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "80", "-y", "24", "-c", str(cwd),
-                        f"{command}; echo EXITED $?; sleep 600"], check=True)
+        # A tmux server of its own (-L): its sessions get this process's environment, not an older server's.
+        subprocess.run(["tmux", "-L", self.name, "new-session", "-d", "-s", self.name, "-x", "80", "-y", "24",
+                        "-c", str(cwd), f"{command}; echo EXITED $?; sleep 600"], check=True)
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True).stdout
+        return subprocess.run(["tmux", "-L", self.name, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True).stdout
 
     def type(self, text: str) -> None:
         self.typed.append(text)
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"], check=True)
+        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "-l", text], check=True)
+        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "Enter"], check=True)
 
     def wait(self, pattern: str, old: str = "", timeout_s: float = 30.0) -> str:
         """The screen once it matches ``pattern`` and differs from ``old``."""
@@ -103,7 +104,7 @@ class Pane:
         raise AssertionError(f"the screen never got ready after typing {self.typed}:\n{self.screen()}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
 
 
 PROMPT = r"^(Draw:|Play:).*\n> ?$"  # a request on screen, nothing typed yet
@@ -121,7 +122,7 @@ def _request(shown: str) -> tuple[str, str]:
 def test_a_person_plays_a_whole_deal_in_a_terminal(tmp_path):
     record = tmp_path / "human.jsonl"
     pane = Pane(f"NO_COLOR=1 {sys.executable} -m arena play basic human greedy --seed 11 --rules end=deals "
-                f"--rules deals=1 --time-ms 600000 --record {record}", tmp_path)
+                f"--rules deals=1 --time-ms 200 --record {record}", tmp_path)  # the bot's clock; the person's: --human-time
     screens: list[str] = []
     illegal_seen = melded = discarded = False
     try:

@@ -208,3 +208,24 @@ def test_late_reply_then_on_time(tmp_path):
     # The request sent while the bot was still asleep may time out too; after that it is on time again.
     assert kinds.count("timeout") <= 2
     assert len(result.latencies_ms[0]) > 10 and max(result.latencies_ms[0][-5:]) < 200
+
+
+def test_a_seat_with_its_own_clock(tmp_path):
+    # Seat 0 has clocks of its own (as a person's seat has): it is told them, and charged by them.
+    tc = TimeControl(start_ms=10000, decision_ms=150, grace_ms=20)
+    own = TimeControl(start_ms=10000, decision_ms=2000, bank_ms=500, grace_ms=20, clock="wall")
+    result, _ = run_game("basic", [misbehave("spy"), misbehave("spy")], tmp_path, seed=17, time_control=tc,
+                         seat_times={0: own}, overrides={"end": "deals", "deals": 1, "max_turns": 10})
+    assert not result.failures[0] and not result.failures[1]
+    told = [[json.loads(line[4:]) for line in (tmp_path / "logs" / f"s{i}.log").read_text().splitlines()
+             if line.startswith("SPY ")] for i in range(2)]
+    clocks = [{(m["clock"]["decision_ms"], m["clock"].get("bank_ms", m["clock"].get("bank_ms_left")))
+               for m in msgs if m["type"] in ("new_game", "request")} for msgs in told]
+    assert clocks[0] == {(2000, 500)} and clocks[1] == {(150, 0)}
+
+
+def test_a_crash_entry_carries_the_bots_last_output_and_its_log(tmp_path):
+    result, _ = run_game("basic", [misbehave("crash"), "greedy"], tmp_path, seed=18, time_control=FAST)
+    crash = next(f for f in result.failure_log if f.kind == "crash")
+    assert crash.log and crash.log.endswith("s0.log") and "===== game test-18: seat 0" in open(crash.log).read()
+    assert crash.output and "exiting with code 3" in crash.output  # what the bot printed before it died

@@ -15,6 +15,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from arena.display import printable
+
 SUITS = "CDHS"
 RANKS = "A23456789TJQK"
 WIDTH = 80
@@ -37,7 +39,7 @@ def sort_hand(hand: Sequence[str], by: str) -> list[str]:
 
 
 def _who(seat: int, me: int, players: Sequence[str]) -> str:
-    return "you" if seat == me else (escape(players[seat]) if seat < len(players) else f"seat {seat}")
+    return "you" if seat == me else (escape(printable(players[seat])) if seat < len(players) else f"seat {seat}")
 
 
 def _meld(m: Any, me: int, players: Sequence[str]) -> str:

@@ -129,7 +129,7 @@ class HumanSeat(Bot):
         if decision == "draw":
             return "d" if self.hinter.draw(obs) == "stock" else "p"
         play = self.hinter.play(obs)
-        moves = [commands.as_text(a) for a in play["actions"]]
+        moves = [commands.as_text(msgspec.to_builtins(a)) for a in play["actions"]]
         moves.append(f"x {play['discard']}" if play["discard"] else "out")
         return "; ".join(moves)
 

@@ -17,8 +17,9 @@ import msgspec
 from arena.rules.log import DrawEntry, Entry, EntryError, PlayEntry, entry_from_data
 
 
-class Failure(msgspec.Struct, frozen=True, tag_field="e", tag="failure"):
-    """A bot's failure, its kind and reason, and what the policy did (docs/ARCHITECTURE.md section 4)."""
+class Failure(msgspec.Struct, frozen=True, tag_field="e", tag="failure", omit_defaults=True):
+    """A bot's failure, its kind and reason, and what the policy did (docs/ARCHITECTURE.md section 4);
+    for forensics, the last lines the bot wrote (``output``, bounded; not for ``stale``) and its log's path."""
 
     seat: int
     bot: str
@@ -27,6 +28,8 @@ class Failure(msgspec.Struct, frozen=True, tag_field="e", tag="failure"):
     action: str
     deal: int
     turn: int
+    output: str | None = None
+    log: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

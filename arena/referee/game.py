@@ -23,17 +23,19 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.failures import row as failure_row
 from arena.referee import wire
 from arena.referee.channel import Closed, Notice, Oversized
 from arena.referee.entries import Failure, Line, Timed, encode_line
 from arena.referee.host import BotHost, Peer
+from arena.referee.launch import log_tail
 from arena.rules.actions import STOCK, IllegalAction, Play
-from arena.rules.game import Game, Phase
+from arena.rules.game import CheckedPlay, Game, Phase
 from arena.rules.log import DealEnd, DrawEntry, Entry, PlayEntry
 from arena.rules.options import RuleSet
 from arena.rules.record import header_of
@@ -43,6 +45,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, Clock, Draw, Hello, MessageErro
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
+FAILURE_OUTPUT_LINES, FAILURE_OUTPUT_BYTES = 10, 2048  # what a failure entry keeps of the bot's last output
 CPU_POLL_S = 0.005  # how often the CPU clock of a deciding bot is read while it thinks
 WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time...
 WALL_CEILING_MIN_MS = 1000  # ...and never sooner than this: a loaded machine must not time out a bot that computes
@@ -62,6 +65,7 @@ class SeatState:
     answered_ms: float | None = None  # latency of the decision being applied, if the bot answered it
     outbox: list[bytes] = field(default_factory=list)  # encoded events not sent yet (see Referee._flush)
     timed_out: set[int] = field(default_factory=set)  # seqs that timed out: their late replies are not charged again
+    time: TimeControl = TimeControl()  # this seat's clocks (a person's seat may have a longer limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +112,7 @@ class Referee:
     def __init__(self, host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str,
                  time_control: TimeControl, policy: FailurePolicy,
                  on_entry: Callable[[Line], None] | None = None,
-                 suit_map: SuitMap | None = None) -> None:
+                 suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = ()) -> None:
         self.host = host
         self.rules = rules
         self.game_id = game_id
@@ -116,7 +120,8 @@ class Referee:
         self.policy = policy
         self.on_entry = on_entry or (lambda _e: None)
         self.game = Game(rules, len(peers), seed, suit_map)
-        self.seats = [SeatState(i, p, time_control.bank_ms) for i, p in enumerate(peers)]
+        times = [(seat_times[i] if i < len(seat_times) else None) or time_control for i in range(len(peers))]
+        self.seats = [SeatState(i, p, times[i].bank_ms, time=times[i]) for i, p in enumerate(peers)]
         self.record: list[Line] = []
         self.hellos: list[str | None] = []
         self.failure_log: list[Failure] = []
@@ -127,8 +132,6 @@ class Referee:
         g = self.game
         rules_data = self.rules.to_data()
         names = [s.peer.spec.name for s in self.seats]
-        clock = Clock(decision_ms=self.time.decision_ms, bank_ms=self.time.bank_ms,
-                      increment_ms=self.time.increment_ms, grace_ms=self.time.grace_ms, clock=self.time.clock)
         # Who played each seat: the hello of the bot behind that seat's own gate (None: it never said one).
         self.hellos = [st.peer.hello.name if st.peer.hello is not None else None for st in self.seats]
         for st in self.seats:
@@ -136,6 +139,11 @@ class Referee:
                 kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
                 self._fail(st, kind, reason, startup=True)
             else:
+                if st.peer.process is not None:  # the bot's log says where each game starts
+                    st.peer.process.write_log(f"\n===== game {self.game_id}: seat {st.seat} of {names} =====\n".encode())
+                tc = st.time
+                clock = Clock(decision_ms=tc.decision_ms, bank_ms=tc.bank_ms, increment_ms=tc.increment_ms,
+                              grace_ms=tc.grace_ms, clock=tc.clock)
                 self._send(st, encode(wire.new_game(self.game_id, st.seat, names, rules_data, clock)))
         self._absorb(list(g.log))
         while not g.over:
@@ -196,7 +204,7 @@ class Referee:
         return self.host.send(st.peer, data)
 
     # -- decisions ------------------------------------------------------------------------
-    def _decide(self, st: SeatState, decision: str) -> str | Play | None:
+    def _decide(self, st: SeatState, decision: str) -> str | Play | CheckedPlay | None:
         """Ask ``st`` for a draw source or a play until it gives a legal one, or the policy
         says otherwise: the default move, or None when the seat forfeited."""
         while True:
@@ -207,7 +215,7 @@ class Referee:
                 try:
                     move = self._legal(outcome.message)
                 except IllegalAction as e:
-                    policy = self._fail(st, "illegal", str(e))
+                    policy = self._fail(st, "illegal", str(e), seq=st.peer.seq)
                 else:
                     self._accept(st, outcome.ms)
                     return move
@@ -219,14 +227,13 @@ class Referee:
                 return self._default(decision)
             return None  # forfeited
 
-    def _legal(self, msg: Draw | PlayMessage) -> str | Play:
-        """The engine move of a reply, checked by the engine (IllegalAction says why not)."""
+    def _legal(self, msg: Draw | PlayMessage) -> str | CheckedPlay:
+        """The engine move of a reply, checked by the engine (IllegalAction says why not); a checked
+        play is applied without being judged again."""
         if isinstance(msg, Draw):
             self.game.verify_draw(msg.source)
             return msg.source
-        play = wire.play_from_message(msg)
-        self.game.verify_play(play)
-        return play
+        return self.game.verify_play(wire.play_from_message(msg))
 
     def _default(self, decision: str) -> str | Play:
         """The ``default`` move (docs/ARCHITECTURE.md section 4): draw from the stock, discard safely."""
@@ -245,29 +252,29 @@ class Referee:
         self.decisions += 1
         st.answered_ms = round(latency_ms, 3)
         st.latencies.append(st.answered_ms)
-        over = latency_ms - self.time.decision_ms
+        over = latency_ms - st.time.decision_ms
         if over > 0:
             st.bank_left = max(0, st.bank_left - int(over + 0.999))
-        st.bank_left += self.time.increment_ms
+        st.bank_left += st.time.increment_ms
 
     def _ask(self, st: SeatState, decision: str) -> Outcome:
         """Send a request and wait for its reply: ``Answered``, or ``Failed`` with the policy's outcome
         once the failure is recorded.  Only this bot's pipe is read meanwhile."""
-        peer = st.peer
+        peer, tc = st.peer, st.time
         seq = peer.next_seq()
         data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
-                                   self.time.decision_ms, st.bank_left))
+                                   tc.decision_ms, st.bank_left))
         self._flush(st)
         proc = peer.process
-        cpu_clock = self.time.clock == "cpu" and proc is not None and not peer.spec.remote
+        cpu_clock = tc.clock == "cpu" and proc is not None and not peer.spec.remote
         cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
         t0 = time.monotonic()
         if not self.host.send(peer, data):
             if not peer.alive():
                 return Failed(self._died(st, decision))
             return Failed(self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages"))
-        limit_ms = self.time.decision_ms + st.bank_left + self.time.grace_ms
-        wall_ms = (self.time.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
+        limit_ms = tc.decision_ms + st.bank_left + tc.grace_ms
+        wall_ms = (tc.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
         deadline = t0 + wall_ms / 1000
         used_ms = 0.0
         while True:
@@ -321,7 +328,7 @@ class Referee:
         if not peer.alive():
             return Failed(self._died(st, decision))
         st.timed_out.add(seq)
-        budget = f"{self.time.decision_ms} ms (+{st.bank_left} ms bank, +{self.time.grace_ms} ms grace)"
+        budget = f"{tc.decision_ms} ms (+{st.bank_left} ms bank, +{tc.grace_ms} ms grace)"
         if cpu_clock and used_ms > limit_ms:
             reason = f"no {decision} reply within {budget} of CPU time ({used_ms:.0f} ms used)"
         elif cpu_clock:
@@ -401,18 +408,23 @@ class Referee:
         if st.stale_recorded < MAX_RECORDED_STALE:
             st.stale_recorded += 1
             self._log_failure(st, "stale", reason, "dropped")
-            self.host.send_error(st.peer, "stale", f"dropped: {reason}", retry=False, game=self.game_id)
+            self.host.send_error(st.peer, "stale", f"dropped: {reason}", retry=False, game=self.game_id, seq=seq)
 
     def _log_failure(self, st: SeatState, kind: str, reason: str, action: str) -> None:
         g = self.game
-        entry = Failure(st.seat, st.peer.spec.name, kind, reason, action, g.deal_no, g.turn + 1)
+        proc = st.peer.process
+        # What the bot last wrote, and where the rest is: read only for failures worth reading (not stale).
+        log = str(proc.log_path) if proc is not None else None
+        output = (log_tail(proc.log_path, FAILURE_OUTPUT_LINES, FAILURE_OUTPUT_BYTES) or None) \
+            if proc is not None and kind != "stale" else None
+        entry = Failure(st.seat, st.peer.spec.name, kind, reason, action, g.deal_no, g.turn + 1, output=output,
+                        log=log)
         self.record.append(entry)
         self.failure_log.append(entry)
         self.on_entry(entry)
 
     def _fail(self, st: SeatState, kind: str, reason: str, seq: int | None = None, startup: bool = False) -> str:
         """Record a failure and apply the policy: returns "retry", "default" or "forfeit"."""
-        from arena.failures import row as failure_row  # here: the rest of this module is another change's
 
         st.failures[kind] += 1
         row = failure_row(kind)
@@ -460,9 +472,10 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
 def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str, time_control: TimeControl,
              policy: FailurePolicy, record_path: Path | None = None,
              on_entry: Callable[[Line], None] | None = None,
-             suit_map: SuitMap | None = None) -> GameResult:
-    """Play a game and (optionally) write its record; ``suit_map`` relabels the suits of every deck."""
-    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map)
+             suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = ()) -> GameResult:
+    """Play a game and (optionally) write its record; ``suit_map`` relabels the suits of every deck;
+    ``seat_times`` gives a seat clocks of its own (None, or a seat past its end: ``time_control``)."""
+    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map, seat_times)
     result = ref.run()
     if record_path is not None:
         header = header_of(ref.game, tuple(result.seats), game_id=game_id, bots=result.hellos).to_data()

@@ -80,8 +80,11 @@ class Peer:
 class BotHost:
     def __init__(self, time_control: TimeControl, log_dir: Path, listen: str | None = None,
                  announce: Callable[[str], None] | None = None, remote_wait_ms: int = 120_000,
-                 sandbox: bool = True, hide: tuple[Path, ...] = ()) -> None:
+                 sandbox: bool = True, hide: tuple[Path, ...] = (),
+                 on_listening: Callable[[Peer], bool] | None = None) -> None:
         self.time = time_control
+        # A remote seat's gate listens: the hook may take the seat over (True: it connects the bot itself).
+        self.on_listening = on_listening or (lambda _peer: False)
         self.remote_wait_ms = remote_wait_ms  # start clock of remote seats (someone must start the bot)
         self.log_dir = Path(log_dir)
         self.announce = announce or (lambda _msg: None)
@@ -244,7 +247,7 @@ class BotHost:
                 proc.note_exit(item.arg)
             elif item.word == "bound":
                 peer.endpoint = item.arg
-                if peer.spec.remote:
+                if peer.spec.remote and not self.on_listening(peer):
                     self._announce_remote(peer)
         return item
 

@@ -111,6 +111,7 @@ def main() -> int:
             while time.process_time() < until:
                 pass
         if mode == "crash" and requests == 5:
+            print("misbehave: exiting with code 3 on purpose", file=sys.stderr, flush=True)
             return 3
         if mode == "crash_random" and requests == crash_at:
             return 4
