@@ -37,6 +37,9 @@ optional)::
     transport = "zmq"              # zmq (ipc socket) | tcp (loopback, for bindings without ipc) | stdio
     env = { LEVEL = "3" }
     limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
+    ship = "path"                  # on a cluster: path (the same path on every worker) | upload (cwd sent once per worker)
+    [executor]                     # where games are played (not part of the resolved copy: the same games anywhere)
+    cluster = "tcp://host:8786"    # a Dask scheduler; absent: local worker processes (`arena run --cluster` wins)
 
 Relative paths (``output``, a bot's ``cwd`` and relative commands) are resolved
 against ``base_dir``: the folder of the file unless the file sets ``base_dir``
@@ -87,6 +90,18 @@ MAX_FILE_BYTES = 16 << 20    # a tournament file is a few KiB; refuse to read a 
 
 # -- the value ------------------------------------------------------------------
 
+SHIPS: tuple[str, ...] = ("path", "upload")
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where a run plays its games: local worker processes, or a Dask cluster (``cluster``, a scheduler address);
+    ``upload``: bots whose ``cwd`` folder the coordinator ships to every worker (``ship = "upload"``)."""
+
+    cluster: str | None = None
+    upload: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Tournament:
     """A validated tournament file with every default filled in."""
@@ -112,6 +127,7 @@ class Tournament:
     twin_suits: str = "same"
     format: str = "round_robin"
     challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
+    executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -427,8 +443,9 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers")
-_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
+             "sandbox", "twin_suits", "format", "challengers", "executor")
+_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship")
+_EXECUTOR_KEYS = ("cluster",)
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
 _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
@@ -561,6 +578,7 @@ class _Checker:
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
         sandbox = self.boolean(data, "sandbox", (), default=True)
+        executor = self.executor(data)
 
         if self.errors:
             return None
@@ -570,6 +588,7 @@ class _Checker:
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
             max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
+            executor=executor,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -719,6 +738,25 @@ class _Checker:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
+
+    def executor(self, data: dict[str, Any]) -> Executor:
+        ex = self.table(data, "executor", ())
+        self.unknown_keys(ex, _EXECUTOR_KEYS, ("executor",))
+        cluster = self.string(ex, "cluster", ("executor",), default=None)
+        if cluster is not None and "://" not in cluster:
+            self.err(("executor", "cluster"), f"expected a scheduler address such as \"tcp://host:8786\", got {cluster!r}")
+        upload = []
+        for i, b in enumerate(data.get("bots") or []):
+            if not isinstance(b, dict):
+                continue
+            ship = self.string(b, "ship", ("bots", i), default="path", choices=SHIPS)
+            if ship == "upload":
+                if not b.get("cwd"):
+                    self.err(("bots", i, "ship"), "expected a bot with a cwd folder to upload (ship = \"upload\" "
+                                                  "sends that folder to every worker)")
+                elif isinstance(b.get("name"), str):
+                    upload.append(b["name"])
+        return Executor(cluster=cluster, upload=tuple(upload))
 
     def time(self, data: dict[str, Any]) -> TimeControl | None:
         t = self.table(data, "time", ())

@@ -62,7 +62,14 @@ import psutil
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import schedule
-from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
+from arena.tournament.config import (
+    RESOLVED_FILE,
+    ConfigFileError,
+    Executor,
+    Tournament,
+    read_resolved,
+    write_resolved,
+)
 from arena.tournament.journal import (
     LOCK_FILE,
     Journal,
@@ -115,10 +122,25 @@ class RunSummary:
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    from arena.referee.game import play_one, write_record
-    from arena.rules.record import Header
-
     spec = schedule.game_at(t, index, key)
+    played = play_spec(t, spec, host, peers)
+    return entry_of(t, spec, played, out, key), played.starts
+
+
+@dataclass
+class Played:
+    """One game as a worker played it, before anything is signed: all a coordinator needs to journal it."""
+
+    result: Any               # arena.referee.game.GameResult
+    starts: int               # bot starts the game needed
+    duration_s: float
+    worker_rss_mb: float
+
+
+def play_spec(t: Tournament, spec: schedule.GameSpec, host: Any, peers: dict[str, Any]) -> Played:
+    """Play the scheduled game ``spec`` on ``host`` (its deal seed, id and suit map come with it: no key needed)."""
+    from arena.referee.game import play_one
+
     starts = 0
     seat_peers = []
     for name in spec.seats:
@@ -127,26 +149,34 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
             host.start(p)
             starts += 1
         seat_peers.append(p)
-    record = out / "records" / f"g{index:06d}.jsonl" if t.records else None
     began = time.monotonic()
     result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures,
                       suit_map=spec.suit_map)
+    for p, fails in zip(seat_peers, result.failures):
+        if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
+            host.stop_peer(p, "restarting after a failure", wait_s=0.2)
+    return Played(result, starts, round(time.monotonic() - began, 4), _rss_mb())
+
+
+def entry_of(t: Tournament, spec: schedule.GameSpec, played: Played, out: Path, key: bytes) -> JournalEntry:
+    """Write the game's signed record (when ``t.records``) and return its journal entry."""
+    from arena.referee.game import write_record
+    from arena.rules.record import Header
+
+    result = played.result
+    record = out / "records" / f"g{spec.index:06d}.jsonl" if t.records else None
     if record is not None:
         header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id), ("bots", result.hellos)),
                         suits=spec.suit_map)
         write_record(record, result, header.to_data(), key)
-    for p, fails in zip(seat_peers, result.failures):
-        if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
-            host.stop_peer(p, "restarting after a failure", wait_s=0.2)
-    entry = JournalEntry(
-        index=index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
+    return JournalEntry(
+        index=spec.index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
         seating=spec.seating, seats=list(spec.seats), placings=result.placings, totals=result.totals,
         failures=result.failures, forfeited=result.forfeited,
         record=str(record.relative_to(out)) if record else None, deals=result.deals, decisions=result.decisions,
-        turn_capped=result.turn_capped > 0, duration_s=round(time.monotonic() - began, 4),
-        worker_rss_mb=_rss_mb(),
+        turn_capped=result.turn_capped > 0, duration_s=played.duration_s,
+        worker_rss_mb=played.worker_rss_mb,
     )
-    return entry, starts
 
 
 def _rss_mb() -> float:
@@ -430,15 +460,18 @@ def _exit_text(code: int | None) -> str:
 
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, JournalEntry], None] | None = None, drop_bad_lines: bool = False,
-        on_start: Callable[[int], None] | None = None, accept_changed: bool = False) -> RunSummary:
+        on_start: Callable[[int], None] | None = None, accept_changed: bool = False,
+        cluster: str | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
     BadJournal (a sentence per line) if the journal holds lines that cannot be counted, BotProblems
     (a sentence per bot) if a bot changed since the folder's first run (unless ``accept_changed``)
     or did not start.
 
     ``on_start(index)`` is called when a worker starts a game, ``on_progress(summary, entry)`` when a
-    finished game is journaled."""
+    finished game is journaled.  Games are played by local worker processes, or on the Dask cluster at
+    ``cluster`` (else the file's ``[executor] cluster``; ``arena.tournament.executor_dask``)."""
     out = out.resolve()
+    executor = Executor(cluster=cluster or t.executor.cluster, upload=t.executor.upload)
     if t.sandbox:
         from arena.referee.sandbox import problem
 
@@ -458,7 +491,7 @@ def run(t: Tournament, out: Path, resume: bool = False,
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
             accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
-            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted, executor)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
@@ -493,7 +526,8 @@ def _check_bots(t: Tournament, out: Path, key: bytes, contents: JournalContents,
 
 def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
          dropped: list[str], on_progress: Callable[[RunSummary, JournalEntry], None] | None,
-         on_start: Callable[[int], None] | None, accepted: list[str] | None = None) -> RunSummary:
+         on_start: Callable[[int], None] | None, accepted: list[str] | None = None,
+         executor: Executor | None = None) -> RunSummary:
     done = {e.index for e in contents.entries}
     summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped,
                          accepted=list(accepted or []))
@@ -504,10 +538,10 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     todo = summary.total - len(done)
     if todo <= 0:
         return summary
-    pool: _Pool | None = None
+    pool: Any = None
     stopped = False
     try:
-        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
+        pool = _executor(t, out, key, executor or Executor(), min(t.concurrency, todo), _pending(t, done))
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress, on_start)
@@ -525,7 +559,17 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     return summary
 
 
-def _play(pool: _Pool, journal: Journal, guard: _FolderGuard, summary: RunSummary,
+def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int]) -> Any:
+    """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``; both have ``feed``,
+    ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5)."""
+    if executor.cluster is None:
+        return _Pool(out, size, pending)
+    from arena.tournament.executor_dask import DaskPool
+
+    return DaskPool(t, out, key, pending, executor)
+
+
+def _play(pool: Any, journal: Journal, guard: _FolderGuard, summary: RunSummary,
           on_progress: Callable[[RunSummary, JournalEntry], None] | None,
           on_start: Callable[[int], None] | None) -> None:
     """The main loop: journal finished games, keep the workers fed, replace dead ones.
