@@ -748,7 +748,8 @@ def run(
     outcome = "stopped"
     try:
         summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
-                                 on_start=display.started, accept_changed=accept_changed, cluster=cluster)
+                                 on_start=display.started, accept_changed=accept_changed, cluster=cluster,
+                                 announce=lambda m: typer.echo(m, err=True))
         outcome = "interrupted" if summary.interrupted else "finished"
     except BotProblems as e:
         display.close(outcome)

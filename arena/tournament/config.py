@@ -38,8 +38,11 @@ optional)::
     env = { LEVEL = "3" }
     limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
     ship = "path"                  # on a cluster: path (the same path on every worker) | upload (cwd sent once per worker)
+    # remote = true                # instead of command: a bot that connects by itself (SPEC 12)
     [executor]                     # where games are played (not part of the resolved copy: the same games anywhere)
     cluster = "tcp://host:8786"    # a Dask scheduler; absent: local worker processes (`arena run --cluster` wins)
+    listen = "0.0.0.0:5555"        # remote bots: the first listens on this port, the next on port + 1, ...
+    remote_wait_s = 120            # how long a game waits for an absent remote bot (then the timeout policy)
 
 Relative paths (``output``, a bot's ``cwd`` and relative commands) are resolved
 against ``base_dir``: the folder of the file unless the file sets ``base_dir``
@@ -100,6 +103,8 @@ class Executor:
 
     cluster: str | None = None
     upload: tuple[str, ...] = ()
+    listen: str = "0.0.0.0:5555"   # remote bots (remote = true): the first one's address, then port + 1, ...
+    remote_wait_s: int = 120       # how long a game waits for an absent remote bot
 
 
 @dataclass(frozen=True)
@@ -444,8 +449,8 @@ def _key_str(path: tuple[Part, ...]) -> str:
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
              "sandbox", "twin_suits", "format", "challengers", "executor")
-_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship")
-_EXECUTOR_KEYS = ("cluster",)
+_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
+_EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
 _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
@@ -704,7 +709,10 @@ class _Checker:
                 if name in seen:
                     self.err(path + ("name",), f"expected a unique bot name; {name!r} is already bots[{seen[name]}]")
                 seen.setdefault(name, i)
-            command = self.string(b, "command", path)
+            remote = self.boolean(b, "remote", path, default=False)
+            if remote and "command" in b:
+                self.err(path + ("remote",), "expected either remote = true or a command, not both")
+            command = f"remote:{name}" if remote and name is not None else self.string(b, "command", path)
             cwd = b.get("cwd")
             if cwd is not None and (not isinstance(cwd, str) or not cwd or "\0" in cwd):
                 self.err(path + ("cwd",), f"expected a folder path, got {_describe(cwd)}")
@@ -717,7 +725,7 @@ class _Checker:
                 problem = env_problem(k, v) if isinstance(v, str) else f"expected a string value, got {_describe(v)}"
                 if problem:
                     self.err(path + ("env", k), problem)
-            if command is not None and check_commands:
+            if command is not None and check_commands and not command.startswith("remote:"):
                 strings = {k: v for k, v in env.items() if isinstance(v, str)}
                 problem = command_problem(command, base_dir / cwd if cwd else base_dir, strings, bundled)
                 if problem:
@@ -756,7 +764,13 @@ class _Checker:
                                                   "sends that folder to every worker)")
                 elif isinstance(b.get("name"), str):
                     upload.append(b["name"])
-        return Executor(cluster=cluster, upload=tuple(upload))
+        listen = self.string(ex, "listen", ("executor",), default=Executor.listen)
+        _host, _, port = (listen or ":").rpartition(":")
+        if listen is not None and not (port.isdigit() and 0 < int(port) < 65536):
+            self.err(("executor", "listen"), f"expected HOST:PORT with a port from 1 to 65535, got {listen!r}")
+        wait = self.integer(ex, "remote_wait_s", ("executor",), default=Executor.remote_wait_s, minimum=1)
+        return Executor(cluster=cluster, upload=tuple(upload), listen=listen or Executor.listen,
+                        remote_wait_s=wait or Executor.remote_wait_s)
 
     def time(self, data: dict[str, Any]) -> TimeControl | None:
         t = self.table(data, "time", ())

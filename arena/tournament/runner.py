@@ -53,7 +53,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -183,8 +183,10 @@ def _rss_mb() -> float:
     return round(psutil.Process().memory_info().rss / 2**20, 2)
 
 
-def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int) -> None:
-    """A worker process: plays the indices it is given until it gets None."""
+def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int,
+                remote: tuple[str, int] | None = None) -> None:
+    """A worker process: plays the indices it is given until it gets None.  With ``remote``
+    (listen address, wait in s) it hosts the tournament's remote seats (``remote_seats``, SPEC 12)."""
     from arena.referee.launch import RUN_MARKER, die_with_parent, install_cleanup
 
     die_with_parent(parent)
@@ -197,8 +199,15 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     t = read_resolved(out)
     key = folder_key(out)
     assert key is not None, "the runner makes the key before it starts workers"
-    host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,))
+    host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,),
+                   remote_wait_ms=remote[1] * 1000 if remote else 120_000)
     peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir), data=b.datadir(t.base_dir)) for b in t.bots}
+    if remote is not None:
+        from arena.tournament import remote_seats
+
+        curve_secret = remote_seats.curve_keys(key)[1]
+        for s in remote_seats.seats(t, key, remote[0]).values():
+            peers[s.bot] = host.add(t.bot(s.bot), token=s.token, bind=s.bind, curve_secret=curve_secret)
     try:
         while True:
             index = tasks.get()
@@ -369,9 +378,13 @@ class _Worker:
 class _Pool:
     """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
 
-    def __init__(self, out: Path, size: int, pending: Iterator[int]) -> None:
+    def __init__(self, out: Path, size: int, pending: Iterator[int],
+                 remote: tuple[str, int] | None = None, pinned: Callable[[int], bool] | None = None) -> None:
         self.ctx = mp.get_context("spawn")
         self.out = out
+        self.remote = remote    # worker 0 hosts the remote seats (worker_main's ``remote``)
+        self.pinned = pinned    # games with a remote seat: played by worker 0 only
+        self.pinned_q: deque[int] = deque()
         self.results = self.ctx.Queue()
         self.pending = pending
         self.retry: deque[int] = deque()  # games of dead workers, handed out before new ones
@@ -381,7 +394,8 @@ class _Pool:
 
     def _spawn(self, slot: int) -> _Worker:
         tasks = self.ctx.Queue()
-        proc = self.ctx.Process(target=worker_main, args=(str(self.out), slot, tasks, self.results, os.getpid()),
+        remote = self.remote if slot == 0 else None
+        proc = self.ctx.Process(target=worker_main, args=(str(self.out), slot, tasks, self.results, os.getpid(), remote),
                                 daemon=True, name=f"arena-worker{slot}")
         proc.start()
         return _Worker(slot, proc, tasks)
@@ -391,16 +405,25 @@ class _Pool:
         return any(w.held for w in self.workers)
 
     def feed(self) -> None:
-        """Top every worker up to ``PER_WORKER`` games."""
-        for w in self.workers:
+        """Top every worker up to ``PER_WORKER`` games (worker 0 last: it gets the games set aside for it)."""
+        for w in self.workers[1:] + self.workers[:1] if self.pinned else self.workers:
             while len(w.held) < PER_WORKER:
-                index = self.retry.popleft() if self.retry else next(self.pending, None)
+                index = self._next(w.slot == 0)
                 if index is None:
-                    return
+                    break
                 if index in self.journaled:
                     continue
                 w.held.append(index)
                 w.tasks.put(index)
+
+    def _next(self, hosts_remote: bool) -> int | None:
+        if hosts_remote and self.pinned_q:
+            return self.pinned_q.popleft()
+        while True:
+            index = self.retry.popleft() if self.retry else next(self.pending, None)
+            if index is None or hosts_remote or self.pinned is None or not self.pinned(index):
+                return index
+            self.pinned_q.append(index)
 
     def finished(self, index: int) -> bool:
         """Note game ``index`` as done; False if it already was (a dead worker's game played again)."""
@@ -461,7 +484,7 @@ def _exit_text(code: int | None) -> str:
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, JournalEntry], None] | None = None, drop_bad_lines: bool = False,
         on_start: Callable[[int], None] | None = None, accept_changed: bool = False,
-        cluster: str | None = None) -> RunSummary:
+        cluster: str | None = None, announce: Callable[[str], None] | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
     BadJournal (a sentence per line) if the journal holds lines that cannot be counted, BotProblems
     (a sentence per bot) if a bot changed since the folder's first run (unless ``accept_changed``)
@@ -471,7 +494,7 @@ def run(t: Tournament, out: Path, resume: bool = False,
     finished game is journaled.  Games are played by local worker processes, or on the Dask cluster at
     ``cluster`` (else the file's ``[executor] cluster``; ``arena.tournament.executor_dask``)."""
     out = out.resolve()
-    executor = Executor(cluster=cluster or t.executor.cluster, upload=t.executor.upload)
+    executor = replace(t.executor, cluster=cluster or t.executor.cluster)
     if t.sandbox:
         from arena.referee.sandbox import problem
 
@@ -491,6 +514,13 @@ def run(t: Tournament, out: Path, resume: bool = False,
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
             accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
+            if any(b.remote for b in resolved.bots) and executor.cluster is None:
+                from arena.tournament import remote_seats
+
+                found = remote_seats.seats(resolved, key, executor.listen)
+                lines = remote_seats.announce(out, found, remote_seats.curve_keys(key)[0], executor.remote_wait_s)
+                for line in lines:
+                    (announce or (lambda _m: None))(line)
             return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted, executor)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
@@ -562,6 +592,14 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
 def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int]) -> Any:
     """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``; both have ``feed``,
     ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5)."""
+    remote = {b.name for b in t.bots if b.remote}
+    if remote and executor.cluster is not None:
+        raise RunError("remote bots (remote = true) play on the local executor only, not on a cluster")
+    if executor.cluster is None and remote:
+        def pinned(index: int) -> bool:
+            return not remote.isdisjoint(schedule.game_at(t, index, key).seats)
+
+        return _Pool(out, size, pending, (executor.listen, executor.remote_wait_s), pinned)
     if executor.cluster is None:
         return _Pool(out, size, pending)
     from arena.tournament.executor_dask import DaskPool
