@@ -6,6 +6,8 @@ import io
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from arena.tournament.config import Executor, load, read_resolved, validate_file, write_resolved
 from arena.tournament.executor_dask import bundle, unpack
 from arena.tournament.fingerprints import of_bot
@@ -94,3 +96,47 @@ def test_a_bundle_that_does_not_hash_to_its_name_is_refused(tmp_path):
         tar.addfile(info, io.BytesIO(data))
     assert unpack(digest, buf.getvalue(), tmp_path / "worker") is None
     assert list((tmp_path / "worker").iterdir()) == []
+
+
+class _Future:
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+
+def test_a_result_for_a_game_already_journaled_is_ignored():
+    """A worker declared lost that comes back with a game another worker already returned: not journaled again."""
+    from arena.tournament.executor_dask import DaskPool
+
+    pool = object.__new__(DaskPool)  # no cluster: only the bookkeeping
+    pool.futures = {"k1": (_Future("finished"), 7), "k2": (_Future("finished"), 7)}
+    pool.journaled = set()
+    assert pool.finished(7) is True
+    assert pool.futures == {}
+    pool.futures["k3"] = (_Future("finished"), 7)
+    assert pool.settle("k3") is None and pool.futures == {}
+    assert pool.finished(7) is False
+
+
+@pytest.mark.slow
+def test_a_bot_a_worker_cannot_start_is_the_bots_failure_not_the_workers(tmp_path):
+    """An uploaded folder that does not hash to its name is not used: the bot's launch fails on that worker,
+    and the game goes on with the bot's seat failed (a crash before hello), the worker unharmed."""
+    from arena.integrity import make_key
+    from arena.tournament import schedule
+    from arena.tournament.executor_dask import ArenaPlugin
+    from arena.tournament.runner import play_spec
+
+    t = load(write(tmp_path, "sandbox = false\n[executor]\n", 'ship = "upload"'))
+    plugin = ArenaPlugin("arena:test", t, {"mine": ("0" * 64, b"not a tar")}, str(tmp_path / "out"))
+    worker = type("W", (), {"local_directory": str(tmp_path / "worker")})()
+    plugin.setup(worker)
+    seats = plugin.take()
+    try:
+        spec = schedule.game_at(t, 0, make_key(tmp_path))
+        played = play_spec(t, spec, seats.host, seats.peers)
+    finally:
+        plugin.give(seats)
+        plugin.teardown(worker)
+    mine = spec.seats.index("mine")
+    assert played.result.failures[mine].get("crash") == 1, played.result.failures
+    assert played.starts == 2 and played.result.failures[1 - mine] == {}  # the other bot played as usual

@@ -85,8 +85,12 @@ def unpack(digest: str, blob: bytes, into: Path) -> Path | None:
         return target
     tmp = into / f".{digest}.{uuid.uuid4().hex}"
     tmp.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-        tar.extractall(tmp, filter="data")  # no absolute paths, no links out of the folder
+    try:
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+            tar.extractall(tmp, filter="data")  # no absolute paths, no links out of the folder
+    except (tarfile.TarError, OSError):
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
     if _folder_hash(tmp, set())[0] != digest:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
