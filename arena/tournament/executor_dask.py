@@ -225,14 +225,18 @@ class DaskPool:
         self.results = _Results(self)
         self.plugin = f"arena:{out}"  # one per results folder: a resumed run replaces a killed one's bots
         self.run = uuid.uuid4().hex[:8]
-        self.client.subscribe_topic(START_TOPIC, self._started)
-        self.client.register_plugin(ArenaPlugin(self.plugin, t, uploads, str(out)), name=self.plugin)
         self.futures: dict[str, tuple[Any, int]] = {}  # key -> (future, index)
         self.retry: deque[int] = deque()
         self.journaled: set[int] = set()
         self.resubmits = 0
         self.window = PER_THREAD
-        self._resize()
+        try:
+            self.client.subscribe_topic(START_TOPIC, self._started)
+            self.client.register_plugin(ArenaPlugin(self.plugin, t, uploads, str(out)), name=self.plugin)
+            self._resize()
+        except BaseException:
+            self.stop(quick=True)
+            raise
 
     def _resize(self) -> None:
         info = self.client.scheduler_info()

@@ -602,8 +602,11 @@ def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: in
         return _Pool(out, size, pending, (executor.listen, executor.remote_wait_s), pinned)
     if executor.cluster is None:
         return _Pool(out, size, pending)
-    from arena.tournament.executor_dask import DaskPool
-
+    try:
+        from arena.tournament.executor_dask import DaskPool
+    except ImportError as e:
+        raise RunError(f"playing on a cluster needs the cluster extra ({e}): "
+                       "python3 -m pip install 'rummy-arena[cluster]'") from None
     return DaskPool(t, out, key, pending, executor)
 
 
