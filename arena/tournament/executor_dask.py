@@ -1,4 +1,4 @@
-"""Playing a tournament's games on a Dask cluster (docs/ARCHITECTURE.md section 5, "Executors").
+"""Playing a tournament's games on a Dask cluster (docs/ARCHITECTURE.md section 5).
 
 ``DaskPool`` stands beside the runner's local ``_Pool`` behind the same small
 interface (``feed``, ``results.get``, ``finished``, ``replace_dead``,
