@@ -725,6 +725,7 @@ def run(
     wide: Annotated[bool, typer.Option("--wide", help="Standings table with every column and the crosstable (the default fits 100 columns).")] = False,
     report: Annotated[bool, typer.Option("--report", help="Keep an HTML report in OUT/report.html, rewritten every --report-every games; open it in a browser, it reloads itself.")] = False,
     report_every: Annotated[int, typer.Option("--report-every", help="With --report: rewrite the report after this many games.")] = 10,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="Play the games on the Dask cluster whose scheduler is at this address (tcp://HOST:8786), as [executor] cluster in the file.")] = None,
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
@@ -756,8 +757,10 @@ def run(
     _check_sandbox(t.sandbox)
     folder = t.output_dir
     total = schedule.total_games(t)
+    on_cluster = cluster or t.executor.cluster
+    where = f"on the Dask cluster at {on_cluster}" if on_cluster else f"concurrency {t.concurrency}"
     typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
-               f"{len(schedule.seatings(t.seats, t.seating))} seatings), concurrency {t.concurrency}; results in {folder}",
+               f"{len(schedule.seatings(t.seats, t.seating))} seatings), {where}; results in {folder}",
                err=True)
     live = None
     if report:
@@ -775,7 +778,8 @@ def run(
     outcome = "stopped"
     try:
         summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
-                                 on_start=display.started, accept_changed=accept_changed)
+                                 on_start=display.started, accept_changed=accept_changed, cluster=cluster,
+                                 announce=lambda m: typer.echo(m, err=True))
         outcome = "interrupted" if summary.interrupted else "finished"
     except BotProblems as e:
         display.close(outcome)

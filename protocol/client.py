@@ -18,6 +18,8 @@ Subclass :class:`Bot`, set ``name``, override :meth:`Bot.draw` and
 The endpoint comes from ``--endpoint E`` on the command line (else
 ``ARENA_ENDPOINT``), the token from ``ARENA_TOKEN`` (the referee never puts it
 on a command line; ``--token T`` is still read, for a bot started by hand).
+A remote seat of a tournament is a CURVE server: give the referee's public key
+with ``--server-key K`` or ``ARENA_SERVER_KEY`` (SPEC 12).
 An exception raised by the bot's own code is printed to stderr with the game
 and seq it was answering, and re-raised: the process exits non-zero and the
 referee records a crash.  A ``shutdown`` message makes :func:`run` return 0.
@@ -56,7 +58,7 @@ from protocol.messages import (
     encode,
 )
 
-__all__ = ["Bot", "BotError", "endpoint_and_token", "run"]
+__all__ = ["Bot", "BotError", "endpoint_and_token", "run", "server_key"]
 
 
 class BotError(RuntimeError):
@@ -157,6 +159,23 @@ def _call(bot: Bot, what: str, fn: Any, *args: Any) -> Any:
         raise
 
 
+def server_key(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> str | None:
+    """The referee's CURVE public key (Z85, 40 characters) from ``--server-key K`` (also ``--server-key=K``),
+    else ARENA_SERVER_KEY; None when neither is given (a plain connection, SPEC 12)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    env = dict(os.environ) if env is None else env
+    found = None
+    for i, a in enumerate(args):
+        if a == "--server-key" and i + 1 < len(args):
+            found = args[i + 1]
+        elif a.startswith("--server-key="):
+            found = a[len("--server-key="):]
+    key = found or env.get("ARENA_SERVER_KEY") or None
+    if key is not None and len(key) != 40:
+        raise BotError(f"the server key must be 40 Z85 characters (as the referee printed it), got {len(key)}")
+    return key
+
+
 def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
     """Connect, handshake and play until ``shutdown``; return the process exit code.
 
@@ -170,6 +189,11 @@ def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, token.encode("ascii"))
+    if (server := server_key()) is not None:  # CURVE: encrypted, and only to the referee that holds that key
+        public, secret = zmq.curve_keypair()
+        sock.curve_publickey = public
+        sock.curve_secretkey = secret
+        sock.curve_serverkey = server.encode("ascii")
     sock.connect(endpoint)
     try:
         wants_events = type(bot).on_event is not Bot.on_event

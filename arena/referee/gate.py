@@ -29,6 +29,10 @@ when the bot exits (after a last ``\\0exit``), and kills the bot when the
 referee closes its stdin.
 
 Only the standard library and pyzmq are imported, so the gate starts fast.
+A remote seat of a tournament also gets ``ARENA_GATE_CURVE`` (the Z85 secret of the
+referee's CURVE key pair): its socket is then a CURVE server, so the connection is
+encrypted and a client that does not know the referee's public key cannot connect.
+
 Usage (the referee runs it; ARENA_TOKEN and ARENA_GATE_BIND in the environment)::
 
     python gate.py [BOT ARGV...]      # no argv: a remote seat, the gate only listens
@@ -58,10 +62,14 @@ class Overflow(Exception):
 
 
 class Gate:
-    def __init__(self, bind: str, token: bytes) -> None:
+    def __init__(self, bind: str, token: bytes, curve_secret: bytes | None = None) -> None:
         self.token = token
         self.ctx = zmq.Context(io_threads=1)
         self.sock = self.ctx.socket(zmq.ROUTER)
+        if curve_secret:  # a remote seat of a tournament: only CURVE clients that know our public key (SPEC 12)
+            self.sock.curve_secretkey = curve_secret
+            self.sock.curve_publickey = zmq.curve_public(curve_secret)
+            self.sock.curve_server = True
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.sock.setsockopt(zmq.RCVHWM, RCVHWM)
@@ -203,7 +211,8 @@ def _not_dumpable() -> None:
 def main(argv: list[str]) -> int:
     _not_dumpable()
     token = os.environ.get("ARENA_TOKEN", "").encode("ascii", "replace")
-    gate = Gate(os.environ.pop("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token)
+    curve = os.environ.pop("ARENA_GATE_CURVE", "").encode("ascii", "replace") or None
+    gate = Gate(os.environ.pop("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token, curve)
     gate.emit(b"\0bound " + gate.endpoint.encode())
     gate.flush()
     bot_pid = 0

@@ -56,6 +56,10 @@ class Peer:
     lines: int = 0  # messages read from the bot (for check-bot's output check on stdio)
     bad_lines: int = 0  # of which not a JSON object
     bad_sample: bytes | None = None
+    # A tournament's remote seat (SPEC 12): the same token, address and CURVE key for every start.
+    fixed_token: bool = False
+    bind: str | None = None
+    curve_secret: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -96,13 +100,18 @@ class BotHost:
         self.closed = False
 
     # -- peers -----------------------------------------------------------------------
-    def add(self, spec: BotSpec, cwd: Path | None = None, data: Path | None = None) -> Peer:
-        peer = Peer(spec, secrets.token_hex(16), cwd, data=data)
+    def add(self, spec: BotSpec, cwd: Path | None = None, data: Path | None = None, *, token: str | None = None,
+            bind: str | None = None, curve_secret: str | None = None) -> Peer:
+        """A seat; ``token``, ``bind`` and ``curve_secret`` make a remote seat persistent (a tournament's)."""
+        peer = Peer(spec, token or secrets.token_hex(16), cwd, data=data, fixed_token=token is not None, bind=bind,
+                    curve_secret=curve_secret)
         self.peers.append(peer)
         return peer
 
     def _bind_for(self, peer: Peer) -> str:
         """The TCP address a remote seat's gate listens on: ``--listen`` for the first, a free port after."""
+        if peer.bind is not None:
+            return peer.bind
         host, _, port = (self.listen or "127.0.0.1:0").rpartition(":")
         host = host or "0.0.0.0"
         first = next((p for p in self.peers if p.spec.remote), None)
@@ -116,7 +125,7 @@ class BotHost:
         """
         self._release(peer)
         peer.problem = None
-        if peer.starts:
+        if peer.starts and not peer.fixed_token:
             peer.token = secrets.token_hex(16)  # a fresh token for every restart
         peer.starts += 1
         try:
@@ -164,7 +173,8 @@ class BotHost:
         """Start the peer's compartment without a handshake (OSError or ValueError if it cannot start)."""
         log = self.log_path(peer)
         if peer.spec.remote:
-            peer.process = launch(peer.spec, peer.token, log, listen=self._bind_for(peer))
+            peer.process = launch(peer.spec, peer.token, log, listen=self._bind_for(peer),
+                                  curve_secret=peer.curve_secret)
         else:
             peer.process = launch(peer.spec, peer.token, log, peer.cwd, sandbox=self.sandbox,
                                   hide=self.hide, private_dir=None if self.sandbox else self._private(),

@@ -540,16 +540,19 @@ SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
 
 def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *, sandbox: bool = True,
            hide: tuple[Path, ...] = (), private_dir: Path | None = None, listen: str | None = None,
-           data: Path | None = None) -> BotProcess:
+           data: Path | None = None, curve_secret: str | None = None) -> BotProcess:
     """Start a bot in its compartment: its sandbox (unless ``sandbox`` is False), its gate (unless it
     speaks stdio), the token in ``ARENA_TOKEN`` (never on a command line), ``--endpoint E`` appended.
 
-    A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect.
+    A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect
+    (a CURVE server with ``curve_secret``, SPEC 12).
     ``private_dir`` holds the gate's socket when there is no sandbox to hold it; ``data`` is the
     bot's writable folder (made if missing), passed to it as ``ARENA_DATA``.
     """
     if listen is not None:
         env = {**os.environ, MARKER: SESSION, "ARENA_TOKEN": token, "ARENA_GATE_BIND": listen}
+        if curve_secret:
+            env["ARENA_GATE_CURVE"] = curve_secret
         return BotProcess(spec, [sys.executable, GATE], env, log_path, None, infra_depth=1)
     program = command_line(spec.command)
     if not program:

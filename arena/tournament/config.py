@@ -37,6 +37,12 @@ optional)::
     transport = "zmq"              # zmq (ipc socket) | tcp (loopback, for bindings without ipc) | stdio
     env = { LEVEL = "3" }
     limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 }
+    ship = "path"                  # on a cluster: path (the same path on every worker) | upload (cwd sent once per worker)
+    # remote = true                # instead of command: a bot that connects by itself (SPEC 12)
+    [executor]                     # where games are played (not part of the resolved copy: the same games anywhere)
+    cluster = "tcp://host:8786"    # a Dask scheduler; absent: local worker processes (`arena run --cluster` wins)
+    listen = "0.0.0.0:5555"        # remote bots: the first listens on this port, the next on port + 1, ...
+    remote_wait_s = 120            # how long a game waits for an absent remote bot (then the timeout policy)
 
 Relative paths (``output``, a bot's ``cwd`` and relative commands) are resolved
 against ``base_dir``: the folder of the file unless the file sets ``base_dir``
@@ -88,6 +94,20 @@ MAX_FILE_BYTES = 16 << 20    # a tournament file is a few KiB; refuse to read a 
 
 # -- the value ------------------------------------------------------------------
 
+SHIPS: tuple[str, ...] = ("path", "upload")
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where a run plays its games: local worker processes, or a Dask cluster (``cluster``, a scheduler address);
+    ``upload``: bots whose ``cwd`` folder the coordinator ships to every worker (``ship = "upload"``)."""
+
+    cluster: str | None = None
+    upload: tuple[str, ...] = ()
+    listen: str = "0.0.0.0:5555"   # remote bots (remote = true): the first one's address, then port + 1, ...
+    remote_wait_s: int = 120       # how long a game waits for an absent remote bot
+
+
 @dataclass(frozen=True)
 class Tournament:
     """A validated tournament file with every default filled in."""
@@ -114,6 +134,7 @@ class Tournament:
     format: str = "round_robin"
     challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
     history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
+    executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -431,8 +452,9 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers", "history")
-_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
+             "sandbox", "twin_suits", "format", "challengers", "history", "executor")
+_BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
+_EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
 _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
@@ -566,6 +588,7 @@ class _Checker:
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
         sandbox = self.boolean(data, "sandbox", (), default=True)
         history = self.history(data, bots)
+        executor = self.executor(data)
 
         if self.errors:
             return None
@@ -576,6 +599,7 @@ class _Checker:
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
             max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
             history=history,
+            executor=executor,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -717,7 +741,10 @@ class _Checker:
                 if name in seen:
                     self.err(path + ("name",), f"expected a unique bot name; {name!r} is already bots[{seen[name]}]")
                 seen.setdefault(name, i)
-            command = self.string(b, "command", path)
+            remote = self.boolean(b, "remote", path, default=False)
+            if remote and "command" in b:
+                self.err(path + ("remote",), "expected either remote = true or a command, not both")
+            command = f"remote:{name}" if remote and name is not None else self.string(b, "command", path)
             cwd = b.get("cwd")
             if cwd is not None and (not isinstance(cwd, str) or not cwd or "\0" in cwd):
                 self.err(path + ("cwd",), f"expected a folder path, got {_describe(cwd)}")
@@ -730,7 +757,7 @@ class _Checker:
                 problem = env_problem(k, v) if isinstance(v, str) else f"expected a string value, got {_describe(v)}"
                 if problem:
                     self.err(path + ("env", k), problem)
-            if command is not None and check_commands:
+            if command is not None and check_commands and not command.startswith("remote:"):
                 strings = {k: v for k, v in env.items() if isinstance(v, str)}
                 problem = command_problem(command, base_dir / cwd if cwd else base_dir, strings, bundled)
                 if problem:
@@ -751,6 +778,31 @@ class _Checker:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
+
+    def executor(self, data: dict[str, Any]) -> Executor:
+        ex = self.table(data, "executor", ())
+        self.unknown_keys(ex, _EXECUTOR_KEYS, ("executor",))
+        cluster = self.string(ex, "cluster", ("executor",), default=None)
+        if cluster is not None and "://" not in cluster:
+            self.err(("executor", "cluster"), f"expected a scheduler address such as \"tcp://host:8786\", got {cluster!r}")
+        upload = []
+        for i, b in enumerate(data.get("bots") or []):
+            if not isinstance(b, dict):
+                continue
+            ship = self.string(b, "ship", ("bots", i), default="path", choices=SHIPS)
+            if ship == "upload":
+                if not b.get("cwd"):
+                    self.err(("bots", i, "ship"), "expected a bot with a cwd folder to upload (ship = \"upload\" "
+                                                  "sends that folder to every worker)")
+                elif isinstance(b.get("name"), str):
+                    upload.append(b["name"])
+        listen = self.string(ex, "listen", ("executor",), default=Executor.listen)
+        _host, _, port = (listen or ":").rpartition(":")
+        if listen is not None and not (port.isdigit() and 0 < int(port) < 65536):
+            self.err(("executor", "listen"), f"expected HOST:PORT with a port from 1 to 65535, got {listen!r}")
+        wait = self.integer(ex, "remote_wait_s", ("executor",), default=Executor.remote_wait_s, minimum=1)
+        return Executor(cluster=cluster, upload=tuple(upload), listen=listen or Executor.listen,
+                        remote_wait_s=wait or Executor.remote_wait_s)
 
     def time(self, data: dict[str, Any]) -> TimeControl | None:
         t = self.table(data, "time", ())

@@ -62,7 +62,14 @@ import psutil
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
 from arena.tournament import growth, schedule
-from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
+from arena.tournament.config import (
+    RESOLVED_FILE,
+    ConfigFileError,
+    Executor,
+    Tournament,
+    read_resolved,
+    write_resolved,
+)
 from arena.tournament.journal import (
     LOCK_FILE,
     Journal,
@@ -116,10 +123,25 @@ class RunSummary:
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    from arena.referee.game import play_one, write_record
-    from arena.rules.record import Header
-
     spec = schedule.game_at(t, index, key)
+    played = play_spec(t, spec, host, peers)
+    return entry_of(t, spec, played, out, key), played.starts
+
+
+@dataclass
+class Played:
+    """One game as a worker played it, before anything is signed: all a coordinator needs to journal it."""
+
+    result: Any               # arena.referee.game.GameResult
+    starts: int               # bot starts the game needed
+    duration_s: float
+    worker_rss_mb: float
+
+
+def play_spec(t: Tournament, spec: schedule.GameSpec, host: Any, peers: dict[str, Any]) -> Played:
+    """Play the scheduled game ``spec`` on ``host`` (its deal seed, id and suit map come with it: no key needed)."""
+    from arena.referee.game import play_one
+
     starts = 0
     seat_peers = []
     for name in spec.seats:
@@ -128,34 +150,44 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
             host.start(p)
             starts += 1
         seat_peers.append(p)
-    record = out / "records" / f"g{index:06d}.jsonl" if t.records else None
     began = time.monotonic()
     result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures,
                       suit_map=spec.suit_map)
+    for p, fails in zip(seat_peers, result.failures):
+        if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
+            host.stop_peer(p, "restarting after a failure", wait_s=0.2)
+    return Played(result, starts, round(time.monotonic() - began, 4), _rss_mb())
+
+
+def entry_of(t: Tournament, spec: schedule.GameSpec, played: Played, out: Path, key: bytes) -> JournalEntry:
+    """Write the game's signed record (when ``t.records``) and return its journal entry."""
+    from arena.referee.game import write_record
+    from arena.rules.record import Header
+
+    result = played.result
+    record = out / "records" / f"g{spec.index:06d}.jsonl" if t.records else None
     if record is not None:
         header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id), ("bots", result.hellos)),
                         suits=spec.suit_map)
         write_record(record, result, header.to_data(), key)
-    for p, fails in zip(seat_peers, result.failures):
-        if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
-            host.stop_peer(p, "restarting after a failure", wait_s=0.2)
-    entry = JournalEntry(
-        index=index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
+    return JournalEntry(
+        index=spec.index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
         seating=spec.seating, seats=list(spec.seats), placings=result.placings, totals=result.totals,
         failures=result.failures, forfeited=result.forfeited,
         record=str(record.relative_to(out)) if record else None, deals=result.deals, decisions=result.decisions,
-        turn_capped=result.turn_capped > 0, duration_s=round(time.monotonic() - began, 4),
-        worker_rss_mb=_rss_mb(),
+        turn_capped=result.turn_capped > 0, duration_s=played.duration_s,
+        worker_rss_mb=played.worker_rss_mb,
     )
-    return entry, starts
 
 
 def _rss_mb() -> float:
     return round(psutil.Process().memory_info().rss / 2**20, 2)
 
 
-def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int) -> None:
-    """A worker process: plays the indices it is given until it gets None."""
+def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int,
+                remote: tuple[str, int] | None = None) -> None:
+    """A worker process: plays the indices it is given until it gets None.  With ``remote``
+    (listen address, wait in s) it hosts the tournament's remote seats (``remote_seats``, SPEC 12)."""
     from arena.referee.launch import RUN_MARKER, die_with_parent, install_cleanup
 
     die_with_parent(parent)
@@ -168,8 +200,15 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
     t = read_resolved(out)
     key = folder_key(out)
     assert key is not None, "the runner makes the key before it starts workers"
-    host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,))
+    host = BotHost(t.time, out / "logs" / f"worker{worker}", sandbox=t.sandbox, hide=(out,),
+                   remote_wait_ms=remote[1] * 1000 if remote else 120_000)
     peers = {b.name: host.add(b, cwd=b.workdir(t.base_dir), data=b.datadir(t.base_dir)) for b in t.bots}
+    if remote is not None:
+        from arena.tournament import remote_seats
+
+        curve_secret = remote_seats.curve_keys(key)[1]
+        for s in remote_seats.seats(t, key, remote[0]).values():
+            peers[s.bot] = host.add(t.bot(s.bot), token=s.token, bind=s.bind, curve_secret=curve_secret)
     try:
         while True:
             index = tasks.get()
@@ -345,9 +384,13 @@ class _Worker:
 class _Pool:
     """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
 
-    def __init__(self, out: Path, size: int, pending: Iterator[int]) -> None:
+    def __init__(self, out: Path, size: int, pending: Iterator[int],
+                 remote: tuple[str, int] | None = None, pinned: Callable[[int], bool] | None = None) -> None:
         self.ctx = mp.get_context("spawn")
         self.out = out
+        self.remote = remote    # worker 0 hosts the remote seats (worker_main's ``remote``)
+        self.pinned = pinned    # games with a remote seat: played by worker 0 only
+        self.pinned_q: deque[int] = deque()
         self.results = self.ctx.Queue()
         self.pending = pending
         self.retry: deque[int] = deque()  # games of dead workers, handed out before new ones
@@ -357,7 +400,8 @@ class _Pool:
 
     def _spawn(self, slot: int) -> _Worker:
         tasks = self.ctx.Queue()
-        proc = self.ctx.Process(target=worker_main, args=(str(self.out), slot, tasks, self.results, os.getpid()),
+        remote = self.remote if slot == 0 else None
+        proc = self.ctx.Process(target=worker_main, args=(str(self.out), slot, tasks, self.results, os.getpid(), remote),
                                 daemon=True, name=f"arena-worker{slot}")
         proc.start()
         return _Worker(slot, proc, tasks)
@@ -367,16 +411,25 @@ class _Pool:
         return any(w.held for w in self.workers)
 
     def feed(self) -> None:
-        """Top every worker up to ``PER_WORKER`` games."""
-        for w in self.workers:
+        """Top every worker up to ``PER_WORKER`` games (worker 0 last: it gets the games set aside for it)."""
+        for w in self.workers[1:] + self.workers[:1] if self.pinned else self.workers:
             while len(w.held) < PER_WORKER:
-                index = self.retry.popleft() if self.retry else next(self.pending, None)
+                index = self._next(w.slot == 0)
                 if index is None:
-                    return
+                    break
                 if index in self.journaled:
                     continue
                 w.held.append(index)
                 w.tasks.put(index)
+
+    def _next(self, hosts_remote: bool) -> int | None:
+        if hosts_remote and self.pinned_q:
+            return self.pinned_q.popleft()
+        while True:
+            index = self.retry.popleft() if self.retry else next(self.pending, None)
+            if index is None or hosts_remote or self.pinned is None or not self.pinned(index):
+                return index
+            self.pinned_q.append(index)
 
     def finished(self, index: int) -> bool:
         """Note game ``index`` as done; False if it already was (a dead worker's game played again)."""
@@ -436,15 +489,18 @@ def _exit_text(code: int | None) -> str:
 
 def run(t: Tournament, out: Path, resume: bool = False,
         on_progress: Callable[[RunSummary, JournalEntry], None] | None = None, drop_bad_lines: bool = False,
-        on_start: Callable[[int], None] | None = None, accept_changed: bool = False) -> RunSummary:
+        on_start: Callable[[int], None] | None = None, accept_changed: bool = False,
+        cluster: str | None = None, announce: Callable[[str], None] | None = None) -> RunSummary:
     """Play every game of ``t`` not yet in the journal of ``out``; RunError (one sentence) if it cannot,
     BadJournal (a sentence per line) if the journal holds lines that cannot be counted, BotProblems
     (a sentence per bot) if a bot changed since the folder's first run (unless ``accept_changed``)
     or did not start.
 
     ``on_start(index)`` is called when a worker starts a game, ``on_progress(summary, entry)`` when a
-    finished game is journaled."""
+    finished game is journaled.  Games are played by local worker processes, or on the Dask cluster at
+    ``cluster`` (else the file's ``[executor] cluster``; ``arena.tournament.executor_dask``)."""
     out = out.resolve()
+    executor = replace(t.executor, cluster=cluster or t.executor.cluster)
     if t.sandbox:
         from arena.referee.sandbox import problem
 
@@ -464,7 +520,14 @@ def run(t: Tournament, out: Path, resume: bool = False,
             resolved = _read_resolved(out)  # exactly what the workers will read
             contents, dropped = counted(resolved, out, key, drop_bad_lines)
             accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
-            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted)
+            if any(b.remote for b in resolved.bots) and executor.cluster is None:
+                from arena.tournament import remote_seats
+
+                found = remote_seats.seats(resolved, key, executor.listen)
+                lines = remote_seats.announce(out, found, remote_seats.curve_keys(key)[0], executor.remote_wait_s)
+                for line in lines:
+                    (announce or (lambda _m: None))(line)
+            return _run(resolved, out, guard, key, contents, dropped, on_progress, on_start, accepted, executor)
     except OSError as e:
         raise RunError(f"cannot use {e.filename or out}: {reason(e)}") from None
 
@@ -499,7 +562,8 @@ def _check_bots(t: Tournament, out: Path, key: bytes, contents: JournalContents,
 
 def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: JournalContents,
          dropped: list[str], on_progress: Callable[[RunSummary, JournalEntry], None] | None,
-         on_start: Callable[[int], None] | None, accepted: list[str] | None = None) -> RunSummary:
+         on_start: Callable[[int], None] | None, accepted: list[str] | None = None,
+         executor: Executor | None = None) -> RunSummary:
     done = {e.index for e in contents.entries}
     summary = RunSummary(total=schedule.total_games(t), skipped=len(done), set_aside=dropped,
                          accepted=list(accepted or []))
@@ -510,10 +574,10 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     todo = summary.total - len(done)
     if todo <= 0:
         return summary
-    pool: _Pool | None = None
+    pool: Any = None
     stopped = False
     try:
-        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
+        pool = _executor(t, out, key, executor or Executor(), min(t.concurrency, todo), _pending(t, done))
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress, on_start)
@@ -531,7 +595,28 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     return summary
 
 
-def _play(pool: _Pool, journal: Journal, guard: _FolderGuard, summary: RunSummary,
+def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int]) -> Any:
+    """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``; both have ``feed``,
+    ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5)."""
+    remote = {b.name for b in t.bots if b.remote}
+    if remote and executor.cluster is not None:
+        raise RunError("remote bots (remote = true) play on the local executor only, not on a cluster")
+    if executor.cluster is None and remote:
+        def pinned(index: int) -> bool:
+            return not remote.isdisjoint(schedule.game_at(t, index, key).seats)
+
+        return _Pool(out, size, pending, (executor.listen, executor.remote_wait_s), pinned)
+    if executor.cluster is None:
+        return _Pool(out, size, pending)
+    try:
+        from arena.tournament.executor_dask import DaskPool
+    except ImportError as e:
+        raise RunError(f"playing on a cluster needs the cluster extra ({e}): "
+                       "python3 -m pip install 'rummy-arena[cluster]'") from None
+    return DaskPool(t, out, key, pending, executor)
+
+
+def _play(pool: Any, journal: Journal, guard: _FolderGuard, summary: RunSummary,
           on_progress: Callable[[RunSummary, JournalEntry], None] | None,
           on_start: Callable[[int], None] | None) -> None:
     """The main loop: journal finished games, keep the workers fed, replace dead ones.
