@@ -155,7 +155,8 @@ def collect(folder: Path) -> dict[str, Any]:
     cross = {a: {b: data["crosstable"][a][b] for b in bots if b != a} for a in bots}
     total = schedule_size(folder)
     return {
-        "name": data["name"], "folder": str(folder), "played": len(entries), "total": total,
+        # the folder's name, not its local path: the page is published
+        "name": data["name"], "folder": folder.resolve().name, "played": len(entries), "total": total,
         "finished": total is not None and len(entries) >= total,
         "settings_text": published_settings(text, info), "settings": info, "time": info.get("time") if isinstance(info.get("time"), dict) else {},
         "standings": data, "extra_columns": extra, "bots": bots, "cross": cross,
