@@ -4,8 +4,10 @@
 one self-contained page, and beside it a folder named after it
 (``report/``) with the viewer's script and style and one viewer page per game
 (``report/games/g000012.html``: the record's JSON embedded, since a file://
-page may not fetch another file).  A game's page is written once (again only
-if its record changed); decision latencies of each game are kept in
+page may not fetch another file).  A game's page is written once every
+seating of its deal-set is journaled (a replay shows every hand, and its
+twins are dealt the same cards), and again only if its record changed;
+decision latencies of each game are kept in
 ``report/latency.json`` so a rewrite reads only new records.
 ``write_viewer(record, out)`` writes one self-contained viewer page.
 Every file is written to a temporary name and renamed, so a browser that
