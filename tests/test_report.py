@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from arena.cli import app
 from arena.report import write_report
-from arena.report.folderdata import los, merge_latency, overlap_notes, pair_counts
+from arena.report.folderdata import merge_latency
 from arena.report.gamedata import bin_of, latency_summary, script_json
 from arena.tournament import standings
 from arena.tournament.journal import JournalEntry
@@ -62,6 +62,7 @@ def test_every_game_is_listed_with_a_replay_page_that_exists(report):
     games = games_data(html)
     assert sorted(g["index"] for g in games) == list(range(20))
     for g in games:
+        assert g["href"] and not g["held"]  # 20 games are 10 whole deal-sets of 2 seatings
         target = page.parent / g["href"]
         assert target.is_file()
         assert g["id"] in target.read_text()
@@ -94,29 +95,6 @@ def test_failures_and_latency_come_from_the_records(running: Path, report):
     assert failing and sum(r.failures["illegal"] for r in failing) == sum(
         1 for i in range(20) if i % FAILURE_EVERY == FAILURE_EVERY - 1)
     assert "Median ms" in html and html.count('aria-label="decision latency of') == 4
-
-
-def test_pair_counts_and_likelihood_of_superiority():
-    def entry(seats: list[str], placings: list[int]) -> JournalEntry:
-        return JournalEntry(index=0, game_id="g", deal_seed=1, table=0, set=0, seating=0, seats=seats,
-                            placings=placings, totals=[0] * len(seats))
-
-    pairs = pair_counts([entry(["a", "b"], [1, 2]), entry(["b", "a"], [1, 2]), entry(["a", "b"], [1, 2]),
-                         entry(["a", "b", "c"], [1, 1, 3])])
-    assert pairs["a"]["b"] == [2, 1, 1]
-    assert pairs["b"]["a"] == [1, 2, 1]
-    assert pairs["c"]["a"] == [0, 1, 0]
-    assert los(0, 0) is None
-    assert los(5, 5) == pytest.approx(0.5)
-    assert los(10, 0) == pytest.approx(0.99922, abs=1e-4)
-    assert los(0, 10) == pytest.approx(1 - 0.99922, abs=1e-4)
-
-
-def test_overlap_notes_name_neighbours_whose_intervals_overlap():
-    rows = [{"bot": "a", "rating": 1600, "ci": 30}, {"bot": "b", "rating": 1550, "ci": 30},
-            {"bot": "c", "rating": 1300, "ci": 20}]
-    notes = overlap_notes(rows)
-    assert len(notes) == 1 and notes[0].startswith("a and b")
 
 
 def test_latency_quantiles_to_the_histograms_resolution():
@@ -156,29 +134,55 @@ def test_a_live_report_is_rewritten_every_n_games_but_never_hogs_the_run(running
     from arena.report import live
 
     now = [0.0]
-    writes: list[float] = []
+    writes: list[tuple[int, bool]] = []
+    played = [0]
 
-    def fake_write(folder: Path) -> Path:
-        writes.append(now[0])
-        now[0] += 2.0  # each rewrite takes 2 s
+    def fake_write(folder: Path, running: bool | None = None) -> Path:
+        writes.append((played[0], bool(running)))
+        now[0] += 1.5  # each rewrite takes 1.5 s, so the next waits 7.5 s after it
         return folder / "report.html"
 
     monkeypatch.setattr(live, "write_report", fake_write)
     lr = live.LiveReport(running, every=5, warn=lambda m: None, clock=lambda: now[0])
-    for played in range(1, 41):
+    for played[0] in range(1, 41):
         now[0] += 1.0  # a game a second
-        lr.game_done(played)
-    # game 5 at t=5 ends at 7, so nothing before 7 + 5 * 2 = 17: game 10 (t=12) is skipped, game 15 (t=17)
-    # is written; and so on, every other multiple of 5
-    assert writes == [5.0, 17.0, 29.0, 41.0]
-    assert lr.finish() == running / "report.html" and lr.written == 5
+        lr.game_done(played[0])
+    # game 5 (t=5) ends at 6.5, so nothing before 14: games 10 (t=11.5) and 12 (t=13.5) are too early, game 13
+    # (t=14.5) is written although 13 is no multiple of 5 (the old rule waited for 15); then 21, 29, 37
+    assert [p for p, _ in writes] == [5, 13, 21, 29, 37]
+    assert all(r for _, r in writes)
+    assert lr.finish() == running / "report.html" and lr.written == 6
+    assert writes[-1] == (40, False)  # the last page, of a run that has ended, does not reload
+
+
+def test_a_live_report_waits_for_every_games_not_only_for_the_pause(running: Path, monkeypatch):
+    from arena.report import live
+
+    writes: list[int] = []
+    n = 0
+
+    def fake_write(folder: Path, running: bool | None = None) -> Path:
+        writes.append(n)
+        return folder
+
+    monkeypatch.setattr(live, "write_report", fake_write)
+    lr = live.LiveReport(running, every=3, warn=lambda m: None, clock=lambda: 0.0)  # rewrites take no time
+    for n in range(1, 11):
+        lr.game_done(n)
+    assert writes == [3, 6, 9]
+
+
+def test_an_interrupted_run_leaves_a_report_that_does_not_reload(running: Path, tmp_path: Path):
+    html = write_report(running, tmp_path / "stopped.html", running=False).read_text()
+    assert "http-equiv" not in html and "reloads" not in html
+    assert "Stopped: 20 of 24 games" in html
 
 
 def test_a_live_report_failure_is_a_warning(tmp_path: Path, monkeypatch):
     from arena.report import live
     from arena.report.live import LiveReport
 
-    def full_disk(folder: Path) -> Path:
+    def full_disk(folder: Path, running: bool | None = None) -> Path:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(live, "write_report", full_disk)
@@ -189,11 +193,135 @@ def test_a_live_report_failure_is_a_warning(tmp_path: Path, monkeypatch):
     assert "No space left on device" in said[0]
 
 
-def test_pair_cells_use_the_standings_own_counts_when_it_gives_them():
-    from arena.report.folderdata import _pair
+def forfeit_folder(out: Path) -> Path:
+    """3 bots heads-up, 2 deal-sets, every game played; "random-0" forfeits every game it sits in."""
+    make_folder(out, 0, bots=3, pool=1, deal_sets=2)
+    from arena.integrity import make_key
+    from arena.tournament import schedule
+    from arena.tournament.config import read_resolved
+    from arena.tournament.journal import Journal
 
-    assert _pair({"mean": 1.0, "ci": None, "games": 4}, [3, 1, 0]) == {
-        "margin": {"mean": 1.0, "ci": None, "games": 4}, "wld": [3, 1, 0], "los": los(3, 1)}
-    given = {"mean": 1.0, "ci": None, "games": 4, "wins": 2, "losses": 1, "draws": 1, "los": 0.75}
-    assert _pair(given, [3, 1, 0])["wld"] == [2, 1, 1] and _pair(given, [3, 1, 0])["los"] == 0.75
-    assert _pair(None, [0, 0, 0]) == {"margin": None, "wld": [0, 0, 0], "los": None}
+    t = read_resolved(out)
+    key = make_key(out)
+    with Journal(out, key) as journal:
+        for index in range(schedule.total_games(t)):
+            spec = schedule.game_at(t, index, key)
+            seats = list(spec.seats)
+            lost = [s for s, b in enumerate(seats) if b == "random-0"]
+            placings = [2 if s in lost else 1 for s in range(2)] if lost else [1, 2]
+            totals = [0 if s in lost else 40 + index for s in range(2)]
+            journal.append(JournalEntry(
+                index=index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
+                seating=spec.seating, seats=seats, placings=placings, totals=totals,
+                failures=[{"timeout": 1} if s in lost else {} for s in range(2)], forfeited=lost))
+    return out
+
+
+def cells(html: str) -> dict[tuple[str, str], str]:
+    """Crosstable cells as text, by (row, column)."""
+    found = re.findall(r'<td style="background: [^"]*" data-row="([^"]*)" data-col="([^"]*)"\s+title="([^"]*)">(.*?)</td>',
+                       html, re.S)
+    return {(a, b): title + " | " + re.sub(r"\s+", " ", body).strip() for a, b, title, body in found}
+
+
+def test_a_bot_that_forfeited_every_game_has_no_margin_and_its_pairs_show_dashes(tmp_path: Path):
+    folder = forfeit_folder(tmp_path / "results")
+    st = standings.compute(folder)
+    loser = next(r for r in st.rows if r.bot == "random-0")
+    p = st.crosstable["random-0"]["greedy-1"]
+    assert loser.margin is None and p is not None and p.mean is None
+    html = write_report(folder).read_text()
+    row = re.search(r'<tr data-bot="random-0".*?</tr>', html, re.S)
+    assert row and '<td data-value="">-</td>' in row.group(0)
+    cell = cells(html)[("random-0", "greedy-1")]
+    assert f"W-L-D {p.wins}-{p.losses}-{p.draws}" in cell and p.wins == 0 and p.losses == 4
+    assert cell.endswith(f'- <br><span class="wld">0-{p.losses}</span>')
+    for n in st.notes:
+        assert html.count(f"Note: {n}") == 1
+
+
+def test_crosstable_cells_and_notes_are_the_standings_own(running: Path, report):
+    _, html = report
+    st = standings.compute(running)
+    got = cells(html)
+    for a, row in st.crosstable.items():
+        for b, p in row.items():
+            if a == b:
+                continue
+            if p is None:
+                assert got[(a, b)].endswith("&middot;")
+                continue
+            los = "-" if p.los is None else f"{100 * p.los:.1f}%"
+            assert f"LOS {los}; W-L-D {p.wins}-{p.losses}-{p.draws}" in got[(a, b)]
+            mean = "-" if p.mean is None else f"{p.mean:+.1f}"
+            assert got[(a, b)].split(" | ")[1].startswith(mean)
+    assert st.notes and all(f"Note: {n}" in html for n in st.notes)
+
+
+def test_a_folder_of_one_deal_set_has_no_intervals_and_says_so(tmp_path: Path):
+    folder = make_folder(tmp_path / "results", 2, bots=2, pool=2, deal_sets=1)
+    st = standings.compute(folder)
+    assert st.deal_sets == 1 and all(r.ci is None for r in st.rows)
+    html = write_report(folder).read_text()
+    for r in st.rows:
+        assert re.search(rf'<tr data-bot="{r.bot}" data-rating="[0-9.]+" data-ci=""', html)
+        assert f"<title>{r.bot}: {r.rating:.0f} (no interval)</title>" in html
+    assert "only 1 deal-set was played" in html
+    assert html.count("stroke-width=\"4\"") == 0  # no interval bars
+
+
+def test_the_interval_plot_draws_the_standings_own_asymmetric_interval(running: Path, report):
+    _, html = report
+    for r in standings.compute(running).rows:
+        assert r.ci is not None
+        assert f"<title>{r.bot}: {r.rating:.0f} ({r.rating_low:.0f} to {r.rating_high:.0f})</title>" in html
+
+
+def test_an_empty_journal_makes_a_report(tmp_path: Path):
+    folder = make_folder(tmp_path / "results", 0, bots=3, pool=1, deal_sets=2)
+    html = write_report(folder).read_text()
+    assert "Running: 0 of 12 games" in html and games_data(html) == []
+    assert "No games yet." in html
+    from arena.report.live import LiveReport
+
+    said: list[str] = []
+    lr = LiveReport(folder, every=1, warn=said.append)
+    lr.game_done(1)
+    assert lr.finish() == folder / "report.html" and said == [] and lr.written == 2
+
+
+def test_a_replay_waits_until_every_seating_of_its_deal_set_is_played(tmp_path: Path):
+    folder = make_folder(tmp_path / "results", 3, bots=2, pool=3, deal_sets=2)  # set 0 whole, set 1 half
+    page = write_report(folder)
+    html = page.read_text()
+    games = {g["index"]: g for g in games_data(html)}
+    assert [games[i]["set"] for i in range(3)] == [0, 0, 1]
+    assert games[0]["href"] and games[1]["href"] and not games[0]["held"]
+    assert games[2]["href"] is None and games[2]["held"]
+    assert not (page.parent / "report" / "games" / "g000002.html").exists()
+    assert "1 game: replay after its twins" in html
+    assert 'aria-label="decision latency of' in html  # its latencies count already
+    whole = make_folder(tmp_path / "whole", 4, bots=2, pool=4, deal_sets=2)
+    page = write_report(whole)
+    assert all(g["href"] and not g["held"] for g in games_data(page.read_text()))
+    assert (page.parent / "report" / "games" / "g000003.html").is_file()
+
+
+def test_the_settings_leave_out_env_values_and_base_dir(tmp_path: Path):
+    import tomllib
+
+    import tomli_w
+
+    folder = make_folder(tmp_path / "results", 2, bots=2, pool=2, deal_sets=1)
+    resolved = folder / "tournament.toml"
+    data = tomllib.loads(resolved.read_text())
+    data["bots"][0]["env"] = {"API_TOKEN": "s3cr3t-value", "LEVEL": "3"}
+    resolved.write_text("# Resolved tournament\n\n" + tomli_w.dumps(data))
+    html = write_report(folder).read_text()
+    settings = re.search(r'<section id="settings">.*?</section>', html, re.S)
+    assert settings
+    text = settings.group(0)
+    assert "s3cr3t-value" not in html and str(tmp_path) not in html and "base_dir =" not in text
+    assert "from results." in html  # the folder by its name, not its local path
+    assert "API_TOKEN" in text and "LEVEL" in text and "&#34;\u2026&#34;" in text
+    assert 'name = &#34;bench-report&#34;' in text and "[rules]" in text

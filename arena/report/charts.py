@@ -32,11 +32,12 @@ def _ticks(lo: float, hi: float, want: int = 5) -> list[float]:
 
 
 def interval_plot(rows: list[dict[str, Any]]) -> str:
-    """Each bot's rating as a dot with its 95% interval as a bar, best first."""
+    """Each bot's rating as a dot with its 95% interval (``rating_low`` to ``rating_high``, not symmetric) as a
+    bar, best first; a bot without an interval (``ci`` None) is a dot alone, titled "no interval"."""
     if not rows:
         return ""
-    lo = min(r["rating"] - r["ci"] for r in rows)
-    hi = max(r["rating"] + r["ci"] for r in rows)
+    lo = min(min(r["rating"], r["rating_low"]) for r in rows)
+    hi = max(max(r["rating"], r["rating_high"]) for r in rows)
     pad = (hi - lo) * 0.05 or 10.0
     lo, hi = lo - pad, hi + pad
     left, width, row_h = 150, 480, 26
@@ -52,13 +53,15 @@ def interval_plot(rows: list[dict[str, Any]]) -> str:
                      f'<text x="{x(t):.1f}" y="{height - 6}" class="tick" text-anchor="middle">{t:.0f}</text>')
     for i, r in enumerate(rows):
         y = 14 + i * row_h
+        has = r["ci"] is not None
+        span = f'{r["rating_low"]:.0f} to {r["rating_high"]:.0f}' if has else "no interval"
+        bar = (f'<line x1="{x(r["rating_low"]):.1f}" x2="{x(r["rating_high"]):.1f}" y1="{y}" y2="{y}" '
+               f'stroke="{color(i)}" stroke-width="4" stroke-linecap="round"/>') if has else ""
         parts.append(
             f'<g class="interval" data-bot="{escape(r["bot"])}"><title>{escape(r["bot"])}: {r["rating"]:.0f} '
-            f'({r["rating"] - r["ci"]:.0f} to {r["rating"] + r["ci"]:.0f})</title>'
+            f'({span})</title>'
             f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" class="label">{escape(r["bot"])}</text>'
-            f'<line x1="{x(r["rating"] - r["ci"]):.1f}" x2="{x(r["rating"] + r["ci"]):.1f}" y1="{y}" y2="{y}" '
-            f'stroke="{color(i)}" stroke-width="4" stroke-linecap="round"/>'
-            f'<circle cx="{x(r["rating"]):.1f}" cy="{y}" r="5" fill="{color(i)}"/></g>')
+            f'{bar}<circle cx="{x(r["rating"]):.1f}" cy="{y}" r="5" fill="{color(i)}"/></g>')
     parts.append("</svg>")
     return "".join(parts)
 

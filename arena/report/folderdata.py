@@ -1,11 +1,12 @@
 """A results folder as the report's model (docs/ARCHITECTURE.md section 8).
 
-Numbers come from the tournament modules' public functions: the standings
-(ratings, intervals, margins, failures) from ``standings.compute``, the rating
-history from ``ratings.fit`` on the games in journal order, the schedule's size
-from ``schedule.total_games``.  Only pair counts (wins, losses, draws by
-placing) and their likelihood of superiority are counted here.
-Everything is plain data (dicts, lists) ready for a template.
+Numbers come from the tournament modules' public functions, never counted here:
+the standings (ratings and their intervals ``rating_low``/``rating_high``,
+margins, the crosstable's W-L-D and LOS, failures, the notes) from
+``standings.compute``, the rating history from ``ratings.fit`` on the games in
+journal order, the schedule's size and seatings per deal-set from
+``schedule``.  Everything is plain data (dicts, lists) ready for a template;
+an interval or margin the standings do not give is None (shown "-").
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from arena.report.gamedata import BIN_COUNT, bin_edge
 from arena.tournament import ratings, schedule, standings
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, read_resolved
@@ -23,7 +26,8 @@ from arena.tournament.journal import JournalEntry
 
 HISTORY_POINTS = 30
 KNOWN_ROW_KEYS = ("rank", "bot", "rating", "ci", "games", "first_pct", "avg_place", "avg_score", "margin", "points",
-                  "failures")
+                  "failures", "rating_low", "rating_high")
+REDACTED = "\u2026"
 
 
 def settings(folder: Path) -> tuple[str, dict[str, Any]]:
@@ -34,6 +38,37 @@ def settings(folder: Path) -> tuple[str, dict[str, Any]]:
         return text, tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return "", {}
+
+
+def published_settings(text: str, info: dict[str, Any]) -> str:
+    """The resolved file as the report shows it: without ``base_dir`` (a local path) and with every bot's
+    ``env`` values replaced by "…" (they may hold secrets; the names stay)."""
+    if not info:
+        return ""
+    shown = {k: v for k, v in info.items() if k != "base_dir"}
+    bots = shown.get("bots")
+    if isinstance(bots, list):
+        shown["bots"] = [b | {"env": dict.fromkeys(b["env"], REDACTED)}
+                         if isinstance(b, dict) and isinstance(b.get("env"), dict) else b for b in bots]
+    head = "".join(line + "\n" for line in itertools.takewhile(lambda s: s.startswith("#"), text.splitlines()))
+    return head + ("\n" if head else "") + tomli_w.dumps(shown)
+
+
+def seatings_per_set(folder: Path) -> int | None:
+    """How many seatings each deal-set of the folder's tournament has (None without a readable tournament file)."""
+    try:
+        t = read_resolved(folder)
+        return len(schedule.seatings(t.seats, t.seating))
+    except (ConfigFileError, OSError, ValueError):
+        return None
+
+
+def complete_sets(entries: list[JournalEntry], seatings: int | None) -> set[tuple[int, int]]:
+    """The (table, set) deal-sets whose every seating is journaled; with ``seatings`` None, every one seen."""
+    played: dict[tuple[int, int], set[int]] = {}
+    for e in entries:
+        played.setdefault((e.table, e.set), set()).add(e.seating)
+    return {k for k, s in played.items() if seatings is None or len(s) >= seatings}
 
 
 def clock_of_folder(folder: Path) -> dict[str, Any] | None:
@@ -47,27 +82,6 @@ def schedule_size(folder: Path) -> int | None:
         return schedule.total_games(read_resolved(folder))
     except (ConfigFileError, OSError):
         return None
-
-
-def los(wins: int, losses: int) -> float | None:
-    """Likelihood of superiority from head-to-head wins and losses (normal approximation; draws ignored)."""
-    if wins + losses == 0:
-        return None
-    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
-
-
-def pair_counts(entries: list[JournalEntry]) -> dict[str, dict[str, list[int]]]:
-    """[wins, losses, draws] of row bot against column bot, by placing at the same table."""
-    out: dict[str, dict[str, list[int]]] = {}
-    for e in entries:
-        for a, bot_a in enumerate(e.seats):
-            for b, bot_b in enumerate(e.seats):
-                if a == b or a >= len(e.placings) or b >= len(e.placings):
-                    continue
-                cell = out.setdefault(bot_a, {}).setdefault(bot_b, [0, 0, 0])
-                pa, pb = e.placings[a], e.placings[b]
-                cell[0 if pa < pb else 1 if pa > pb else 2] += 1
-    return out
 
 
 def rating_history(entries: list[JournalEntry], bots: list[str], points: int = HISTORY_POINTS) -> dict[str, Any]:
@@ -85,13 +99,15 @@ def rating_history(entries: list[JournalEntry], bots: list[str], points: int = H
     return {"games": ks, "bots": series}
 
 
-def game_row(e: JournalEntry, href: str | None) -> dict[str, Any]:
+def game_row(e: JournalEntry, href: str | None, held: bool = False) -> dict[str, Any]:
+    """A line of the games table; ``held``: its replay waits for the twins of its deal-set."""
     kinds = sorted({k for seat in e.failures for k, n in seat.items() if n})
     return {
         "index": e.index, "id": e.game_id, "table": e.table, "set": e.set, "seating": e.seating,
         "seats": e.seats, "placings": e.placings, "totals": e.totals, "deals": e.deals,
         "kinds": kinds + (["forfeit"] if e.forfeited and "forfeit" not in kinds else []),
         "failed": bool(kinds or e.forfeited or e.error), "error": e.error, "href": href,
+        "held": held,
     }
 
 
@@ -126,23 +142,6 @@ def _quantile(hist: list[int], count: int, q: float, slowest: float) -> float | 
     return slowest
 
 
-def overlap_notes(rows: list[dict[str, Any]]) -> list[str]:
-    """A note for each pair of neighbours in the ranking whose 95% intervals overlap."""
-    notes = []
-    for a, b in itertools.pairwise(rows):
-        if a["rating"] - a["ci"] <= b["rating"] + b["ci"]:
-            notes.append(f"{a['bot']} and {b['bot']}: their 95% intervals overlap, so their order is not settled "
-                         "by these games")
-    return notes
-
-
-def _pair(cell: dict[str, Any] | None, counted: list[int]) -> dict[str, Any]:
-    """A crosstable cell: the standings' margin, and W-L-D and LOS (the standings' own when it gives them)."""
-    cell = cell or {}
-    wld = [cell[k] for k in ("wins", "losses", "draws")] if all(k in cell for k in ("wins", "losses", "draws")) else counted
-    return {"margin": cell or None, "wld": wld, "los": cell["los"] if "los" in cell else los(wld[0], wld[1])}
-
-
 def collect(folder: Path) -> dict[str, Any]:
     """The report's model of a results folder, without latencies and replay links (see ``render``)."""
     st = standings.compute(folder)
@@ -153,16 +152,14 @@ def collect(folder: Path) -> dict[str, Any]:
     bots = [r["bot"] for r in data["rows"]]
     extra = sorted({k for r in data["rows"] for k, v in r.items()
                     if k not in KNOWN_ROW_KEYS and (v is None or isinstance(v, int | float | str))})
-    pairs = pair_counts(entries)
-    cross = {a: {b: _pair(data["crosstable"].get(a, {}).get(b), pairs.get(a, {}).get(b, [0, 0, 0]))
-                 for b in bots if b != a} for a in bots}
+    cross = {a: {b: data["crosstable"][a][b] for b in bots if b != a} for a in bots}
     total = schedule_size(folder)
-    notes = list(data.get("notes") or []) or overlap_notes(data["rows"])
     return {
-        "name": data["name"], "folder": str(folder), "played": len(entries), "total": total,
+        # the folder's name, not its local path: the page is published
+        "name": data["name"], "folder": folder.resolve().name, "played": len(entries), "total": total,
         "finished": total is not None and len(entries) >= total,
-        "settings_text": text, "settings": info, "time": info.get("time") if isinstance(info.get("time"), dict) else {},
+        "settings_text": published_settings(text, info), "settings": info, "time": info.get("time") if isinstance(info.get("time"), dict) else {},
         "standings": data, "extra_columns": extra, "bots": bots, "cross": cross,
-        "notes": notes, "problems": data.get("problems", []),
+        "notes": st.notes,
         "history": rating_history(entries, bots), "entries": entries,
     }

@@ -4,8 +4,10 @@
 one self-contained page, and beside it a folder named after it
 (``report/``) with the viewer's script and style and one viewer page per game
 (``report/games/g000012.html``: the record's JSON embedded, since a file://
-page may not fetch another file).  A game's page is written once (again only
-if its record changed); decision latencies of each game are kept in
+page may not fetch another file).  A game's page is written once every
+seating of its deal-set is journaled (a replay shows every hand, and its
+twins are dealt the same cards), and again only if its record changed;
+decision latencies of each game are kept in
 ``report/latency.json`` so a rewrite reads only new records.
 ``write_viewer(record, out)`` writes one self-contained viewer page.
 Every file is written to a temporary name and renamed, so a browser that
@@ -26,7 +28,7 @@ import jinja2
 
 from arena.record_check import RecordError
 from arena.report import charts
-from arena.report.folderdata import clock_of_folder, collect, game_row, merge_latency
+from arena.report.folderdata import clock_of_folder, collect, complete_sets, game_row, merge_latency, seatings_per_set
 from arena.report.gamedata import latency_summary, quick_record_data, record_data, script_json
 
 HERE = Path(__file__).parent
@@ -84,49 +86,69 @@ def _read_cache(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _replays(folder: Path, entries: list[Any], assets_dir: Path, report_name: str) -> tuple[dict[int, str], list[Any], list[str]]:
-    """Write the viewer page of every game that lacks one; their links, latency summaries and problems."""
+def _replays(folder: Path, entries: list[Any], assets_dir: Path,
+             report_name: str) -> tuple[dict[int, str], set[int], list[Any], list[str]]:
+    """Write the viewer page of every game that lacks one; their links, the games held, latency summaries
+    and problems.
+
+    A game's page (and link) is held until every seating of its deal-set is journaled: a replay shows every
+    hand, and its twins still to be played are dealt the same cards.
+    """
     games_dir = assets_dir / "games"
     cache_path = assets_dir / LATENCY_CACHE
     cache_data = _read_cache(cache_path)
     hrefs: dict[int, str] = {}
+    held: set[int] = set()
     summaries: list[Any] = []
     problems: list[str] = []
     changed = False
     clock = clock_of_folder(folder)
+    released = complete_sets(entries, seatings_per_set(folder))
     for e in entries:
         if not e.record:
             continue
         record = folder / e.record
         page = games_dir / f"{Path(e.record).stem}.html"
+        shown = (e.table, e.set) in released
+        if not shown:
+            held.add(e.index)
         try:
             size = record.stat().st_size
         except OSError:
             problems.append(f"game {e.index}: its record {e.record} is missing")
             continue
         cached = cache_data.get(str(e.index))
-        if not (cached and cached.get("size") == size and page.is_file()):
+        fresh = bool(cached and cached.get("size") == size)
+        if not fresh or (shown and not page.is_file()):
             try:
                 data = quick_record_data(record, clock)
             except RecordError as err:
                 problems.append(f"game {e.index}: no replay: {err}")
                 continue
-            write_atomic(page, viewer_page(data, inline=False, asset_prefix="../",
-                                           report_link=f"../../{report_name}"))
+            if shown:
+                write_atomic(page, viewer_page(data, inline=False, asset_prefix="../",
+                                               report_link=f"../../{report_name}"))
             cached = {"size": size, "latency": latency_summary(data["entries"], len(e.seats))}
             cache_data[str(e.index)] = cached
             changed = True
-        hrefs[e.index] = f"{assets_dir.name}/games/{page.name}"
+        if shown:
+            hrefs[e.index] = f"{assets_dir.name}/games/{page.name}"
+        else:
+            page.unlink(missing_ok=True)
+        assert cached is not None
         summaries.append((e, cached["latency"]))
     if changed:
         write_atomic(cache_path, json.dumps(cache_data, separators=(",", ":")))
-    return hrefs, summaries, problems
+    return hrefs, held, summaries, problems
 
 
-def write_report(folder: Path, out: Path | None = None, refresh_s: int | None = 30) -> Path:
+def write_report(folder: Path, out: Path | None = None, refresh_s: int | None = 30,
+                 running: bool | None = None) -> Path:
     """Write the report of a results folder (and its games' viewer pages); returns the report's path.
 
     A report of a tournament still running reloads itself every ``refresh_s`` seconds (None: never).
+    ``running`` False says the run has stopped (e.g. interrupted): the page says so and does not reload;
+    None judges by the folder (running until every game of the schedule is journaled).
     """
     out = out or folder / "report.html"
     assets_dir = out.parent / out.stem
@@ -137,29 +159,31 @@ def write_report(folder: Path, out: Path | None = None, refresh_s: int | None = 
             write_atomic(target, text)
     model = collect(folder)
     entries = model.pop("entries")
-    hrefs, summaries, problems = _replays(folder, entries, assets_dir, out.name)
+    hrefs, held, summaries, problems = _replays(folder, entries, assets_dir, out.name)
     latency = merge_latency(summaries)
     limit = model["time"].get("decision_ms")
     rows = model["standings"]["rows"]
-    games = [game_row(e, hrefs.get(e.index)) for e in entries]
+    games = [game_row(e, hrefs.get(e.index), e.index in held) for e in entries]
     kinds = sorted({k for g in games for k in g["kinds"]})
     html = _env().get_template("report.html").render(
-        m=model, rows=rows, latency=latency, limit_ms=limit, problems=model["problems"] + problems,
+        m=model, rows=rows, latency=latency, limit_ms=limit, problems=problems, held=len(held),
+        stopped=running is False and not model["finished"],
         games_json=script_json(games), kinds=kinds,
         interval_svg=charts.interval_plot(rows), history_svg=charts.history_chart(model["history"]),
         latency_svgs={b: charts.latency_chart(b, latency[b], limit, i) for i, b in enumerate(model["bots"]) if b in latency},
-        refresh_s=None if model["finished"] else refresh_s,
+        refresh_s=None if model["finished"] or running is False else refresh_s,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         css=_asset("report.css"), js=_asset("report.js"), heat=_heat)
     write_atomic(out, html)
     return out
 
 
-def _heat(margin: dict[str, Any] | None, scale: float) -> str:
-    """Background colour of a crosstable cell: green when the row bot is ahead, red when behind."""
-    if not margin:
+def _heat(cell: dict[str, Any] | None, scale: float) -> str:
+    """Background colour of a crosstable cell: green when the row bot is ahead, red when behind, grey
+    without a margin (never at the same table, or a forfeit in every game)."""
+    if not cell or cell.get("mean") is None:
         return "#f3f4f6"
-    v = max(-1.0, min(1.0, margin["mean"] / scale)) if scale else 0.0
+    v = max(-1.0, min(1.0, cell["mean"] / scale)) if scale else 0.0
     if v >= 0:
         return f"rgb({int(255 - 150 * v)},{int(255 - 40 * v)},{int(255 - 150 * v)})"
     return f"rgb(255,{int(255 + 150 * v)},{int(255 + 150 * v)})"

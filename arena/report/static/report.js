@@ -40,6 +40,7 @@
     tr.appendChild(td(g.kinds.join(", ") + (g.error ? " " + g.error : "")));
     var cell = document.createElement("td");
     if (g.href) { var a = document.createElement("a"); a.href = g.href; a.textContent = "replay"; a.className = "replay"; cell.appendChild(a); }
+    else if (g.held) { cell.textContent = "replay after its twins"; cell.className = "held"; }
     tr.appendChild(cell);
     return tr;
   }
