@@ -13,6 +13,8 @@ optional)::
     seats = 4                      # table size k, within the variant's players range
     format = "round_robin"         # round_robin | gauntlet (then challengers = ["name", ...]: each table
                                    # holds exactly one challenger, the other seats from the rest)
+                                   # | swiss | adaptive (leagues: rounds chosen from the standings so far,
+    games = 4000                   #   until this budget of games; required for them, refused otherwise)
     deal_sets = 2                  # R deal-sets per table
     seating = "all"                # all | williams | rotate (default all for k<=4)
     twin_suits = "same"            # same | permute: each seating of a set dealt with its suits relabelled
@@ -73,7 +75,8 @@ from arena.settings import (
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-FORMATS: tuple[str, ...] = ("round_robin", "gauntlet")
+FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive")
+LEAGUES: tuple[str, ...] = ("swiss", "adaptive")  # tables chosen round by round, within a ``games`` budget
 TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
 _TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
@@ -112,6 +115,7 @@ class Tournament:
     twin_suits: str = "same"
     format: str = "round_robin"
     challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
+    games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -137,6 +141,8 @@ class Tournament:
         }
         if self.format == "gauntlet":
             out["challengers"] = list(self.challengers)
+        if self.games is not None:
+            out["games"] = self.games
         out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,
@@ -324,6 +330,9 @@ def starter_toml() -> str:
 # seats        players per table; every combination of `seats` bots plays
 # format       round_robin (every combination) | gauntlet: with challengers = ["mine", ...], every table holds
 #              exactly one challenger and seats-1 of the other bots, so each challenger meets the same field
+#              | swiss | adaptive: leagues for large fields, with games = N (the budget); rounds in which every
+#              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
+#              settled (adaptive); README, Leagues, says when to choose which
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
@@ -427,7 +436,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers")
+             "sandbox", "twin_suits", "format", "challengers", "games")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
@@ -546,6 +555,7 @@ class _Checker:
         seating = self.string(data, "seating", (), default="all" if (seats or 0) <= 4 else "williams",
                               choices=SEATINGS)
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
+        games = self.games(data, fmt, max_tables)
         twin_suits = self.twin_suits(data, rules)
         time = self.time(data)
         failures = self.failures(data)
@@ -570,6 +580,7 @@ class _Checker:
             seating=seating, max_tables=max_tables, time=time, failures=failures, concurrency=concurrency,
             seed=seed, output=output, ladder_points=ladder, records=records, base_dir=str(base_dir),
             max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
+            games=games,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -580,6 +591,10 @@ class _Checker:
 
         total = schedule.total_games(t)
         if total <= t.max_games:
+            return
+        if t.format in LEAGUES:
+            self.err(("games",), f"{total:,} games (whole rounds) is more than max_games = {t.max_games:,}; "
+                                 f"lower games, or raise max_games")
             return
         tables, seatings = schedule.table_count(t), len(schedule.seatings(t.seats, t.seating))
         self.err(("deal_sets",) if deal_sets_given else ("bots",),
@@ -623,6 +638,20 @@ class _Checker:
             return None, ()
         # file order, whatever the order of the list: a table's bots are always in file order
         return fmt, tuple(n for n in names if n in raw)
+
+    def games(self, data: dict[str, Any], fmt: str | None, max_tables: int | None) -> Any:
+        """``games``: the budget of a league (swiss, adaptive), which has no ``max_tables``."""
+        if fmt not in LEAGUES:
+            if "games" in data and fmt is not None:
+                self.err(("games",), 'only a league has a game budget; add format = "swiss" or "adaptive", '
+                                     "or remove it (max_tables caps a round robin)")
+            return None
+        if max_tables is not None:
+            self.err(("max_tables",), f"a {fmt} league is sized by games, not max_tables; remove max_tables")
+        if "games" not in data:
+            self.err(("format",), f"a {fmt} league needs games = N: the budget of games it plays, in rounds")
+            return None
+        return self.integer(data, "games", (), minimum=1)
 
     def twin_suits(self, data: dict[str, Any], rules: RuleSet | None) -> Any:
         """``twin_suits``; "permute" only under rules that treat the four suits alike (``suit_asymmetry``)."""

@@ -118,7 +118,7 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
     from arena.referee.game import play_one, write_record
     from arena.rules.record import Header
 
-    spec = schedule.game_at(t, index, key)
+    spec = schedule.game_at(t, index, key, _round_tables(t, out, key, index))
     starts = 0
     seat_peers = []
     for name in spec.seats:
@@ -147,6 +147,21 @@ def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any
         worker_rss_mb=_rss_mb(),
     )
     return entry, starts
+
+
+_ROUNDS: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}  # a worker's league rounds, chosen once each
+
+
+def _round_tables(t: Tournament, out: Path, key: bytes, index: int) -> tuple[tuple[str, ...], ...] | None:
+    """A league game's round tables, chosen from the journal's games before its round (all journaled
+    before the round was given out: see ``_pending``); None for the other formats."""
+    if not schedule.is_league(t):
+        return None
+    r = schedule.round_of(t, index)
+    if (str(out), r) not in _ROUNDS:
+        entries = read(out, key, schedule.total_games(t)).entries
+        _ROUNDS[(str(out), r)] = schedule.round_tables(t, r, entries)
+    return _ROUNDS[(str(out), r)]
 
 
 def _rss_mb() -> float:
@@ -320,10 +335,22 @@ def _sweep(out: Path) -> int:
     return sweep(RUN_MARKER, str(out), only_descendants=False)
 
 
+WAIT = -1  # from ``_pending``: no game can be given out until the games held now are journaled
+
+
 def _pending(t: Tournament, done: set[int]) -> Iterator[int]:
-    for i in range(schedule.total_games(t)):
-        if i not in done:
-            yield i
+    """The games to give out, in index order; ``done`` is the set of journaled games, updated as they come.
+
+    A league's round is chosen from every game before it (docs/ARCHITECTURE.md section 5), so its
+    games are given out only once the previous round is all in ``done``: until then, ``WAIT``."""
+    if not schedule.is_league(t):
+        yield from (i for i in range(schedule.total_games(t)) if i not in done)
+        return
+    size = schedule.games_per_round(t)
+    for r in range(schedule.rounds(t)):
+        while not all(i in done for i in range(max(0, r - 1) * size, r * size)):  # earlier rounds: checked
+            yield WAIT
+        yield from (i for i in range(r * size, (r + 1) * size) if i not in done)
 
 
 @dataclass
@@ -339,13 +366,14 @@ class _Worker:
 class _Pool:
     """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
 
-    def __init__(self, out: Path, size: int, pending: Iterator[int]) -> None:
+    def __init__(self, out: Path, size: int, pending: Iterator[int], journaled: set[int] | None = None) -> None:
         self.ctx = mp.get_context("spawn")
         self.out = out
         self.results = self.ctx.Queue()
         self.pending = pending
         self.retry: deque[int] = deque()  # games of dead workers, handed out before new ones
-        self.journaled: set[int] = set()  # this run's finished games (a dead worker's may still arrive)
+        # finished games (a dead worker's may still arrive); shared with ``pending``, which waits on it
+        self.journaled: set[int] = set() if journaled is None else journaled
         self.restarts = 0
         self.workers = [self._spawn(slot) for slot in range(size)]
 
@@ -365,7 +393,7 @@ class _Pool:
         for w in self.workers:
             while len(w.held) < PER_WORKER:
                 index = self.retry.popleft() if self.retry else next(self.pending, None)
-                if index is None:
+                if index is None or index == WAIT:
                     return
                 if index in self.journaled:
                     continue
@@ -507,7 +535,7 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     pool: _Pool | None = None
     stopped = False
     try:
-        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done))
+        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done), journaled=done)
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress, on_start)
