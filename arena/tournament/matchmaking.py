@@ -100,9 +100,11 @@ def standard_errors(info: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(np.maximum(info, 1e-2))
 
 
-def settled(strength: np.ndarray, info: np.ndarray) -> list[float]:
-    """For each adjacent pair of the order by ``strength`` (best first): the chance they are in the right order."""
-    order = np.argsort(-strength, kind="stable")
+def settled(strength: np.ndarray, info: np.ndarray, order: Sequence[int] | None = None) -> list[float]:
+    """For each adjacent pair of ``order`` (default: by ``strength``, best first): the chance they are in
+    the right order (normal approximation of each estimate, standard error from ``info``)."""
+    if order is None:
+        order = [int(b) for b in np.argsort(-strength, kind="stable")]
     se = standard_errors(info)
     out = []
     for a, b in itertools.pairwise(order):
