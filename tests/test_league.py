@@ -289,3 +289,33 @@ def test_kendall_tau_matches_counting_pairs() -> None:
 def test_league_round_refuses_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown league format"):
         league_round("ladder", 8, 4, 1, 1, np.zeros(8), [], [0] * 8)
+
+
+# -- the rounds file ---------------------------------------------------------------------------
+
+def test_rounds_file_keeps_signed_rounds_of_this_tournament_only(tmp_path) -> None:
+    from arena.tournament import rounds
+
+    tables = (("a", "b"), ("c", "d"))
+    rounds.record(tmp_path, KEY, 0, tables, "tag1")
+    rounds.record(tmp_path, KEY, 0, (("a", "c"), ("b", "d")), "tag1")  # a second line for a round: the first wins
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: tables}
+    assert rounds.recorded(tmp_path, KEY, "other tournament") == {}
+    assert rounds.recorded(tmp_path, bytes(32), "tag1") == {}  # another key: nothing verifies
+    path = tmp_path / rounds.ROUNDS_FILE
+    path.write_bytes(path.read_bytes().replace(b'"a","b"', b'"b","a"', 1))  # tampered: ignored
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: (("a", "c"), ("b", "d"))}
+    with open(path, "ab") as f:
+        f.write(b'{"round":1,"tab')  # torn by kill -9
+    rounds.record(tmp_path, KEY, 1, tables, "tag1")
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: (("a", "c"), ("b", "d")), 1: tables}
+
+
+def test_rounds_tag_ignores_what_resume_may_change() -> None:
+    from arena.tournament import rounds
+
+    t, _ = validate_text('format = "swiss"\ngames = 100\n' + BASE, check_commands=False)
+    u, _ = validate_text('format = "swiss"\ngames = 100\nsandbox = false\noutput = "x"\n' + BASE,
+                         check_commands=False)
+    v, _ = validate_text('format = "swiss"\ngames = 100\nseed = 9\n' + BASE, check_commands=False)
+    assert rounds.tag_of(t) == rounds.tag_of(u) != rounds.tag_of(v)

@@ -3,6 +3,7 @@ mid-round (from a journal cut short, and after kill -9) choosing the same tables
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -75,6 +76,8 @@ def test_a_league_plays_its_budget_in_rounds_every_bot_once_a_round(reference) -
         assert len(tables) == 2
         seated = [b for t in tables for b in t]
         assert len(seated) == len(set(seated)) == 8  # every bot at most once a round; one sits out
+    recorded = [json.loads(line)["tables"] for line in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [{tuple(sorted(t)) for t in r} for r in recorded] == tables_by_round(out)  # as chosen, in order
     st = standings_json(out)
     assert st["league"] is True
     assert [r["settled"] is None for r in st["rows"]] == [False] * 8 + [True]
@@ -88,7 +91,7 @@ def test_resume_mid_round_chooses_the_same_tables(reference, tmp_path) -> None:
     file, ref = reference
     out = tmp_path / "cut"
     same_deals_as(ref, out)
-    for name in ("tournament.toml", "bots.jsonl"):
+    for name in ("tournament.toml", "bots.jsonl"):  # not rounds.jsonl: round 1 is chosen again from the journal
         (out / name).write_bytes((ref / name).read_bytes())
     lines = (ref / "journal.jsonl").read_bytes().splitlines(keepends=True)
     by_index = sorted(lines, key=lambda raw: read_index(raw))
@@ -101,8 +104,6 @@ def test_resume_mid_round_chooses_the_same_tables(reference, tmp_path) -> None:
 
 
 def read_index(raw: bytes) -> int:
-    import json
-
     return int(json.loads(raw)["index"])
 
 

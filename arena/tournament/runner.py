@@ -61,7 +61,7 @@ import psutil
 
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
-from arena.tournament import schedule
+from arena.tournament import rounds, schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, Tournament, read_resolved, write_resolved
 from arena.tournament.journal import (
     LOCK_FILE,
@@ -153,14 +153,16 @@ _ROUNDS: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}  # a worker's l
 
 
 def _round_tables(t: Tournament, out: Path, key: bytes, index: int) -> tuple[tuple[str, ...], ...] | None:
-    """A league game's round tables, chosen from the journal's games before its round (all journaled
-    before the round was given out: see ``_pending``); None for the other formats."""
+    """A league game's round tables, as the main process recorded them before it gave the round out
+    (``arena.tournament.rounds``); None for the other formats."""
     if not schedule.is_league(t):
         return None
     r = schedule.round_of(t, index)
     if (str(out), r) not in _ROUNDS:
-        entries = read(out, key, schedule.total_games(t)).entries
-        _ROUNDS[(str(out), r)] = schedule.round_tables(t, r, entries)
+        chosen = rounds.recorded(out, key, rounds.tag_of(t))
+        if r not in chosen:
+            raise RuntimeError(f"round {r} of the league is not in {out / rounds.ROUNDS_FILE}")
+        _ROUNDS[(str(out), r)] = chosen[r]
     return _ROUNDS[(str(out), r)]
 
 
@@ -338,19 +340,26 @@ def _sweep(out: Path) -> int:
 WAIT = -1  # from ``_pending``: no game can be given out until the games held now are journaled
 
 
-def _pending(t: Tournament, done: set[int]) -> Iterator[int]:
+def _pending(t: Tournament, done: set[int], out: Path | None = None, key: bytes = b"") -> Iterator[int]:
     """The games to give out, in index order; ``done`` is the set of journaled games, updated as they come.
 
     A league's round is chosen from every game before it (docs/ARCHITECTURE.md section 5), so its
-    games are given out only once the previous round is all in ``done``: until then, ``WAIT``."""
+    games are given out only once the previous round is all in ``done``: until then, ``WAIT``.  Then,
+    with ``out``, the round's tables are chosen from the journal and recorded (unless they were)."""
     if not schedule.is_league(t):
         yield from (i for i in range(schedule.total_games(t)) if i not in done)
         return
     size = schedule.games_per_round(t)
     for r in range(schedule.rounds(t)):
-        while not all(i in done for i in range(max(0, r - 1) * size, r * size)):  # earlier rounds: checked
+        todo = [i for i in range(r * size, (r + 1) * size) if i not in done]
+        if not todo:
+            continue
+        while not all(i in done for i in range(r * size)):
             yield WAIT
-        yield from (i for i in range(r * size, (r + 1) * size) if i not in done)
+        if out is not None and r not in rounds.recorded(out, key, rounds.tag_of(t)):
+            entries = read(out, key, schedule.total_games(t)).entries
+            rounds.record(out, key, r, schedule.round_tables(t, r, entries), rounds.tag_of(t))
+        yield from todo
 
 
 @dataclass
@@ -535,7 +544,7 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     pool: _Pool | None = None
     stopped = False
     try:
-        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done), journaled=done)
+        pool = _Pool(out, min(t.concurrency, todo), _pending(t, done, out, key), journaled=done)
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress, on_start)
