@@ -11,7 +11,9 @@ every round of n/k tables, as the runner does (warm-started here, to keep the be
 Fields and draws are seeded: the same command prints the same table.
 
     python -m bench.league [--bots 100] [--seats 4] [--games 500,1000,2000,4000,8000]
-                           [--spreads 150,300,600] [--repeats 3] [--json FILE]
+                           [--spreads 150,300,600] [--repeats 3] [--json FILE] [--html FILE]
+
+``--html`` draws the curves with the HTML report's chart (``arena.report.charts``), tau x 100.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def main() -> None:
     ap.add_argument("--spreads", default="150,300,600", help="sd of the true strengths, in Elo")
     ap.add_argument("--repeats", type=int, default=3, help="fields per spread (seeds 0..repeats-1)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     args = ap.parse_args()
     budgets = sorted(int(g) for g in args.games.split(","))
     started = time.perf_counter()
@@ -149,6 +152,26 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"bots": args.bots, "seats": args.seats, "repeats": args.repeats,
                                          "figures": figures}, indent=1), encoding="utf-8")
+    if args.html:
+        args.html.write_text(html_page(figures, args.bots, args.seats, args.repeats), encoding="utf-8")
+
+
+def html_page(figures: list[dict], bots: int, seats: int, repeats: int) -> str:
+    """The curves, one chart per spread, drawn by the report's ``history_chart`` (tau x 100 against G)."""
+    from html import escape
+
+    from arena.report.charts import color, history_chart
+
+    css = (Path(__file__).resolve().parent.parent / "arena" / "report" / "static" / "report.css").read_text()
+    parts = [f"<!doctype html><meta charset=utf-8><title>League formats</title><style>{css}</style><main>",
+             f"<h1>Kendall tau x 100 vs games: {bots} bots, {seats}-seat tables, mean of {repeats} fields</h1>",
+             "<p>" + ", ".join(f'<span style="color:{color(i)}">{fmt}</span>' for i, fmt in enumerate(FORMATS))
+             + "</p>"]
+    for f in figures:
+        series = {fmt: [100.0 * v for v in f["tau"][fmt]] for fmt in FORMATS}
+        parts.append(f"<h2>true strengths sd {escape(str(f['spread_elo']))} Elo</h2>")
+        parts.append(history_chart({"games": f["budgets"], "bots": series}))
+    return "".join(parts) + "</main>\n"
 
 
 if __name__ == "__main__":

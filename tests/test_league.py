@@ -319,3 +319,13 @@ def test_rounds_tag_ignores_what_resume_may_change() -> None:
                          check_commands=False)
     v, _ = validate_text('format = "swiss"\ngames = 100\nseed = 9\n' + BASE, check_commands=False)
     assert rounds.tag_of(t) == rounds.tag_of(u) != rounds.tag_of(v)
+
+
+def test_bench_page_draws_one_chart_per_spread() -> None:
+    from bench.league import html_page
+
+    fig = {"spread_elo": 300.0, "budgets": [100, 200], "reach": {},
+           "tau": {"subset": [0.5, 0.6], "swiss": [0.55, 0.65], "adaptive": [0.56, 0.7]}}
+    page = html_page([fig, fig | {"spread_elo": 600.0}], 100, 4, 3)
+    assert page.count("<svg") == 2 and "sd 600.0 Elo" in page
+    assert page.count("<polyline") == 6  # three formats a chart
