@@ -136,3 +136,6 @@ def test_kill_9_mid_league_then_resume_equals_an_uninterrupted_run(reference, tm
     assert sorted(e["index"] for e in journal_lines(out)) == list(range(ROUND * ROUNDS))
     assert games(out) == games(ref)
     assert tables_by_round(out) == tables_by_round(ref)
+    # the same ratings (fitted in index order); margins are summed in journal order, so equal to rounding only
+    rated = [[(r["bot"], r["rating"], r["settled"]) for r in standings_json(f)["rows"]] for f in (out, ref)]
+    assert rated[0] == rated[1]
