@@ -13,6 +13,8 @@ optional)::
     seats = 4                      # table size k, within the variant's players range
     format = "round_robin"         # round_robin | gauntlet (then challengers = ["name", ...]: each table
                                    # holds exactly one challenger, the other seats from the rest)
+                                   # | swiss | adaptive (leagues: rounds chosen from the standings so far,
+    games = 4000                   #   until this budget of games; required for them, refused otherwise)
     deal_sets = 2                  # R deal-sets per table
     seating = "all"                # all | williams | rotate (default all for k<=4)
     twin_suits = "same"            # same | permute: each seating of a set dealt with its suits relabelled
@@ -80,7 +82,8 @@ from arena.tournament.growth import Generation
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-FORMATS: tuple[str, ...] = ("round_robin", "gauntlet")
+FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive")
+LEAGUES: tuple[str, ...] = ("swiss", "adaptive")  # tables chosen round by round, within a ``games`` budget
 TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
 _TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
@@ -135,6 +138,7 @@ class Tournament:
     challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
     history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
     executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
+    games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -160,6 +164,8 @@ class Tournament:
         }
         if self.format == "gauntlet":
             out["challengers"] = list(self.challengers)
+        if self.games is not None:
+            out["games"] = self.games
         out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,
@@ -349,6 +355,9 @@ def starter_toml() -> str:
 # seats        players per table; every combination of `seats` bots plays
 # format       round_robin (every combination) | gauntlet: with challengers = ["mine", ...], every table holds
 #              exactly one challenger and seats-1 of the other bots, so each challenger meets the same field
+#              | swiss | adaptive: leagues for large fields, with games = N (the budget); rounds in which every
+#              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
+#              settled (adaptive); README, Leagues, says when to choose which
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
@@ -452,7 +461,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers", "history", "executor")
+             "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
 _EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
@@ -572,6 +581,7 @@ class _Checker:
         seating = self.string(data, "seating", (), default="all" if (seats or 0) <= 4 else "williams",
                               choices=SEATINGS)
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
+        games = self.games(data, fmt, max_tables)
         twin_suits = self.twin_suits(data, rules)
         time = self.time(data)
         failures = self.failures(data)
@@ -600,6 +610,7 @@ class _Checker:
             max_games=max_games, sandbox=bool(sandbox), twin_suits=twin_suits, format=fmt, challengers=challengers,
             history=history,
             executor=executor,
+            games=games,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -636,6 +647,10 @@ class _Checker:
 
         total = schedule.total_games(t)
         if total <= t.max_games:
+            return
+        if t.format in LEAGUES:
+            self.err(("games",), f"{total:,} games (whole rounds) is more than max_games = {t.max_games:,}; "
+                                 f"lower games, or raise max_games")
             return
         tables, seatings = schedule.table_count(t), len(schedule.seatings(t.seats, t.seating))
         self.err(("deal_sets",) if deal_sets_given else ("bots",),
@@ -679,6 +694,20 @@ class _Checker:
             return None, ()
         # file order, whatever the order of the list: a table's bots are always in file order
         return fmt, tuple(n for n in names if n in raw)
+
+    def games(self, data: dict[str, Any], fmt: str | None, max_tables: int | None) -> Any:
+        """``games``: the budget of a league (swiss, adaptive), which has no ``max_tables``."""
+        if fmt not in LEAGUES:
+            if "games" in data and fmt is not None:
+                self.err(("games",), 'only a league has a game budget; add format = "swiss" or "adaptive", '
+                                     "or remove it (max_tables caps a round robin)")
+            return None
+        if max_tables is not None:
+            self.err(("max_tables",), f"a {fmt} league is sized by games, not max_tables; remove max_tables")
+        if "games" not in data:
+            self.err(("format",), f"a {fmt} league needs games = N: the budget of games it plays, in rounds")
+            return None
+        return self.integer(data, "games", (), minimum=1)
 
     def twin_suits(self, data: dict[str, Any], rules: RuleSet | None) -> Any:
         """``twin_suits``; "permute" only under rules that treat the four suits alike (``suit_asymmetry``)."""

@@ -69,7 +69,10 @@ def _tiebreak(game_id: str, bot: str) -> int:
 def ranking_of(entry: JournalEntry) -> list[str]:
     """Bot names best first; ties broken by ``_tiebreak``."""
     seats = range(len(entry.seats))
-    order = sorted(seats, key=lambda s: (entry.placings[s], _tiebreak(entry.game_id, entry.seats[s])))
+    if len(set(entry.placings)) == len(entry.placings):  # no tie: the hash would not change the order
+        order = sorted(seats, key=lambda s: entry.placings[s])
+    else:
+        order = sorted(seats, key=lambda s: (entry.placings[s], _tiebreak(entry.game_id, entry.seats[s])))
     return [entry.seats[s] for s in order]
 
 
@@ -124,8 +127,9 @@ def _lsr_step(data: _Data, weights: np.ndarray, game_w: np.ndarray, alpha: float
     return log_transform(statdist(chain))
 
 
-def _ilsr(data: _Data, game_w: np.ndarray, alpha: float, max_iter: int = 200, tol: float = 1e-8) -> np.ndarray:
-    params = _lsr_step(data, np.ones(data.n), game_w, alpha)
+def _ilsr(data: _Data, game_w: np.ndarray, alpha: float, max_iter: int = 200, tol: float = 1e-8,
+          start: np.ndarray | None = None) -> np.ndarray:
+    params = _lsr_step(data, np.ones(data.n) if start is None else exp_transform(start), game_w, alpha)
     for _ in range(max_iter):
         new = _lsr_step(data, exp_transform(params), game_w, alpha)
         if np.linalg.norm(new - params, ord=1) <= tol:
@@ -135,12 +139,15 @@ def _ilsr(data: _Data, game_w: np.ndarray, alpha: float, max_iter: int = 200, to
 
 
 def strengths(entries: Iterable[JournalEntry], names: Sequence[str], alpha: float = DEFAULT_ALPHA,
-              weights: Sequence[float] | None = None) -> np.ndarray:
-    """Plackett-Luce log-strengths (centred) of ``names``, in that order."""
+              weights: Sequence[float] | None = None, start: np.ndarray | None = None) -> np.ndarray:
+    """Plackett-Luce log-strengths (centred) of ``names``, in that order.
+
+    ``start``: log-strengths to iterate from (a warm start: the same fit to within the tolerance, faster).
+    """
     es = _usable(entries)
     data = _Data(es, list(names))
     w = np.ones(len(es)) if weights is None else np.asarray(weights, dtype=float)
-    return _ilsr(data, w, alpha)
+    return _ilsr(data, w, alpha, start=start)
 
 
 def _to_elo(s: np.ndarray) -> np.ndarray:
@@ -200,3 +207,12 @@ def ladder_points(entries: Iterable[JournalEntry]) -> dict[str, int]:
                 pts = POINTS_PLAYED
             out[bot] = out.get(bot, 0) + pts
     return out
+
+
+def league_alpha(bots: int) -> float:
+    """The regularization for a field of ``bots``: ``DEFAULT_ALPHA / bots`` (README, Leagues).
+
+    ``alpha`` adds a pseudo-comparison between every pair of bots; with n bots that is n^2 of them,
+    which drown a schedule of local comparisons (Swiss, adaptive), so it shrinks with the field.
+    """
+    return DEFAULT_ALPHA / max(1, bots)

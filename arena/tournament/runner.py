@@ -61,7 +61,7 @@ import psutil
 
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
-from arena.tournament import growth, schedule
+from arena.tournament import growth, rounds, schedule
 from arena.tournament.config import (
     RESOLVED_FILE,
     ConfigFileError,
@@ -123,7 +123,7 @@ class RunSummary:
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    spec = schedule.game_at(t, index, key)
+    spec = schedule.game_at(t, index, key, _round_tables(t, out, key, index))
     played = play_spec(t, spec, host, peers)
     return entry_of(t, spec, played, out, key), played.starts
 
@@ -178,6 +178,23 @@ def entry_of(t: Tournament, spec: schedule.GameSpec, played: Played, out: Path, 
         turn_capped=result.turn_capped > 0, duration_s=played.duration_s,
         worker_rss_mb=played.worker_rss_mb,
     )
+
+
+_ROUNDS: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}  # a worker's league rounds, chosen once each
+
+
+def _round_tables(t: Tournament, out: Path, key: bytes, index: int) -> tuple[tuple[str, ...], ...] | None:
+    """A league game's round tables, as the main process recorded them before it gave the round out
+    (``arena.tournament.rounds``); None for the other formats."""
+    if not schedule.is_league(t):
+        return None
+    r = schedule.round_of(t, index)
+    if (str(out), r) not in _ROUNDS:
+        chosen = rounds.recorded(out, key, rounds.tag_of(t))
+        if r not in chosen:
+            raise RuntimeError(f"round {r} of the league is not in {out / rounds.ROUNDS_FILE}")
+        _ROUNDS[(str(out), r)] = chosen[r]
+    return _ROUNDS[(str(out), r)]
 
 
 def _rss_mb() -> float:
@@ -365,10 +382,29 @@ def _sweep(out: Path) -> int:
     return sweep(RUN_MARKER, str(out), only_descendants=False)
 
 
-def _pending(t: Tournament, done: set[int]) -> Iterator[int]:
-    for i in range(schedule.total_games(t)):
-        if i not in done:
-            yield i
+WAIT = -1  # from ``_pending``: no game can be given out until the games held now are journaled
+
+
+def _pending(t: Tournament, done: set[int], out: Path | None = None, key: bytes = b"") -> Iterator[int]:
+    """The games to give out, in index order; ``done`` is the set of journaled games, updated as they come.
+
+    A league's round is chosen from every game before it (docs/ARCHITECTURE.md section 5), so its
+    games are given out only once the previous round is all in ``done``: until then, ``WAIT``.  Then,
+    with ``out``, the round's tables are chosen from the journal and recorded (unless they were)."""
+    if not schedule.is_league(t):
+        yield from (i for i in range(schedule.total_games(t)) if i not in done)
+        return
+    size = schedule.games_per_round(t)
+    for r in range(schedule.rounds(t)):
+        todo = [i for i in range(r * size, (r + 1) * size) if i not in done]
+        if not todo:
+            continue
+        while not all(i in done for i in range(r * size)):
+            yield WAIT
+        if out is not None and r not in rounds.recorded(out, key, rounds.tag_of(t)):
+            entries = read(out, key, schedule.total_games(t)).entries
+            rounds.record(out, key, r, schedule.round_tables(t, r, entries), rounds.tag_of(t))
+        yield from todo
 
 
 @dataclass
@@ -385,7 +421,8 @@ class _Pool:
     """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
 
     def __init__(self, out: Path, size: int, pending: Iterator[int],
-                 remote: tuple[str, int] | None = None, pinned: Callable[[int], bool] | None = None) -> None:
+                 remote: tuple[str, int] | None = None, pinned: Callable[[int], bool] | None = None,
+                 journaled: set[int] | None = None) -> None:
         self.ctx = mp.get_context("spawn")
         self.out = out
         self.remote = remote    # worker 0 hosts the remote seats (worker_main's ``remote``)
@@ -394,7 +431,8 @@ class _Pool:
         self.results = self.ctx.Queue()
         self.pending = pending
         self.retry: deque[int] = deque()  # games of dead workers, handed out before new ones
-        self.journaled: set[int] = set()  # this run's finished games (a dead worker's may still arrive)
+        # finished games (a dead worker's may still arrive); shared with ``pending``, which waits on it
+        self.journaled: set[int] = set() if journaled is None else journaled
         self.restarts = 0
         self.workers = [self._spawn(slot) for slot in range(size)]
 
@@ -415,6 +453,8 @@ class _Pool:
         for w in self.workers[1:] + self.workers[:1] if self.pinned else self.workers:
             while len(w.held) < PER_WORKER:
                 index = self._next(w.slot == 0)
+                if index == WAIT:
+                    return  # a league's next round waits for this one to be journaled
                 if index is None:
                     break
                 if index in self.journaled:
@@ -427,7 +467,7 @@ class _Pool:
             return self.pinned_q.popleft()
         while True:
             index = self.retry.popleft() if self.retry else next(self.pending, None)
-            if index is None or hosts_remote or self.pinned is None or not self.pinned(index):
+            if index is None or index == WAIT or hosts_remote or self.pinned is None or not self.pinned(index):
                 return index
             self.pinned_q.append(index)
 
@@ -577,7 +617,8 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     pool: Any = None
     stopped = False
     try:
-        pool = _executor(t, out, key, executor or Executor(), min(t.concurrency, todo), _pending(t, done))
+        pool = _executor(t, out, key, executor or Executor(), min(t.concurrency, todo), _pending(t, done, out, key),
+                         done)
         with Journal(out, key) as journal:
             guard.check()  # the journal was opened in the folder this run locked
             _play(pool, journal, guard, summary, on_progress, on_start)
@@ -595,19 +636,24 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     return summary
 
 
-def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int]) -> Any:
+def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int],
+              done: set[int]) -> Any:
     """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``; both have ``feed``,
-    ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5)."""
+    ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5).
+    ``done`` (the journaled games) is shared with ``pending``, which a league's rounds wait on."""
     remote = {b.name for b in t.bots if b.remote}
     if remote and executor.cluster is not None:
         raise RunError("remote bots (remote = true) play on the local executor only, not on a cluster")
+    if schedule.is_league(t) and executor.cluster is not None:
+        raise RunError(f"a {t.format} league plays on the local executor only, not on a cluster (its rounds wait "
+                       "on the journal); use a round robin or gauntlet on a cluster")
     if executor.cluster is None and remote:
         def pinned(index: int) -> bool:
-            return not remote.isdisjoint(schedule.game_at(t, index, key).seats)
+            return not remote.isdisjoint(schedule.game_at(t, index, key, _round_tables(t, out, key, index)).seats)
 
-        return _Pool(out, size, pending, (executor.listen, executor.remote_wait_s), pinned)
+        return _Pool(out, size, pending, (executor.listen, executor.remote_wait_s), pinned, journaled=done)
     if executor.cluster is None:
-        return _Pool(out, size, pending)
+        return _Pool(out, size, pending, journaled=done)
     try:
         from arena.tournament.executor_dask import DaskPool
     except ImportError as e:

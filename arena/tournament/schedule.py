@@ -20,6 +20,13 @@ SAME deal seed.  The unit of work is one game with a global index::
 nothing is materialized even when C(N, k) is astronomically large (only a
 ``max_tables`` subset is built, and it has ``max_tables`` entries).
 
+Leagues (``swiss``, ``adaptive``) are played in rounds of ``n // k`` tables, every bot seated
+once a round (``n % k`` sit out), until the ``games`` budget (rounded up to whole rounds).  Table
+number ``round * tables_per_round + t`` is table t of its round, so the index formula above holds
+unchanged; but a round's tables are chosen from the games of the rounds before it
+(``round_tables``, with ``arena.tournament.matchmaking``), so ``game_at`` of a league game needs
+them passed in, and the runner gives out a round only once every game before it is journaled.
+
 The tournament ``seed`` decides the schedule (which tables, in which order), so
 the same file gives the same schedule in any folder.  What bots must not
 predict comes from the results folder's secret key instead (``arena.integrity``):
@@ -39,14 +46,17 @@ import dataclasses
 import itertools
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from arena.integrity import derive_hex, derive_int
 from arena.rules.suits import ALL_SUIT_MAPS, SuitMap
 from arena.tournament import growth
+
+if TYPE_CHECKING:
+    from arena.tournament.journal import JournalEntry
 
 
 class ScheduleSource(Protocol):
@@ -69,6 +79,32 @@ class ScheduleSource(Protocol):
 
 
 ROUND_ROBIN, GAUNTLET = "round_robin", "gauntlet"
+LEAGUES = ("swiss", "adaptive")
+RoundTables = Sequence[tuple[str, ...]]
+
+
+def is_league(t: ScheduleSource) -> bool:
+    """A format whose tables are chosen round by round from the results (swiss, adaptive)."""
+    return getattr(t, "format", ROUND_ROBIN) in LEAGUES
+
+
+def tables_per_round(t: ScheduleSource) -> int:
+    return len(t.bot_names) // t.seats
+
+
+def games_per_round(t: ScheduleSource) -> int:
+    return tables_per_round(t) * games_per_table(t)
+
+
+def rounds(t: ScheduleSource) -> int:
+    """A league's rounds: its ``games`` budget rounded up to whole rounds."""
+    budget = int(getattr(t, "games", None) or 0)
+    return max(1, -(-budget // games_per_round(t)))
+
+
+def round_of(t: ScheduleSource, index: int) -> int:
+    """The round a league's game ``index`` belongs to."""
+    return index // games_per_round(t)
 
 
 def _gauntlet(t: ScheduleSource) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -193,6 +229,8 @@ def balanced_subset(n: int, k: int, m: int, seed: int) -> tuple[tuple[int, ...],
 
 def full_table_count(t: ScheduleSource) -> int:
     """Tables of the whole format, before ``max_tables``."""
+    if is_league(t):
+        return rounds(t) * tables_per_round(t)
     g = _gauntlet(t)
     if g is None:
         return math.comb(len(t.bot_names), t.seats)
@@ -205,11 +243,15 @@ def table_count(t: ScheduleSource) -> int:
     return full if t.max_tables is None else min(full, t.max_tables)
 
 
-def table_at(t: ScheduleSource, table: int) -> tuple[str, ...]:
-    """The bot names of table ``table`` (file order)."""
+def table_at(t: ScheduleSource, table: int, round_tables: RoundTables | None = None) -> tuple[str, ...]:
+    """The bot names of table ``table`` (file order); a league's needs its round's ``round_tables``."""
     n, k = len(t.bot_names), t.seats
     if not 0 <= table < table_count(t):
         raise IndexError(table)
+    if is_league(t):
+        if round_tables is None:
+            raise ValueError("a league's tables come from the games before their round: pass round_tables")
+        return tuple(round_tables[table % tables_per_round(t)])
     capped = t.max_tables is not None and t.max_tables < full_table_count(t)
     g = _gauntlet(t)
     if g is not None:
@@ -232,6 +274,8 @@ def table_at(t: ScheduleSource, table: int) -> tuple[str, ...]:
 
 def _tables(t: ScheduleSource) -> Iterator[tuple[str, ...]]:
     n, k = len(t.bot_names), t.seats
+    if is_league(t):
+        raise ValueError("a league's tables are chosen round by round from the journal; use game_at")
     if _gauntlet(t) is not None:
         for table in range(table_count(t)):
             yield table_at(t, table)
@@ -296,8 +340,11 @@ def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: i
     )
 
 
-def game_at(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
-    """Game number ``index`` (0-based) without building the schedule; deal seed and id under ``key``."""
+def game_at(t: ScheduleSource, index: int, key: bytes, round_tables: RoundTables | None = None) -> GameSpec:
+    """Game number ``index`` (0-based) without building the schedule; deal seed and id under ``key``.
+
+    A league's game needs ``round_tables``: ``round_tables(t, round_of(t, index), entries)``.
+    """
     if not 0 <= index < total_games(t):
         raise IndexError(f"game index {index} out of range 0..{total_games(t) - 1}")
     perms = seatings(t.seats, t.seating)
@@ -305,7 +352,32 @@ def game_at(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
         return _grown_spec(t, index, key)
     rest, seating = divmod(index, len(perms))
     table, deal_set = divmod(rest, t.deal_sets)
-    return _spec(key, index, table, table_at(t, table), deal_set, seating, perms[seating], t.twin_suits)
+    return _spec(key, index, table, table_at(t, table, round_tables), deal_set, seating, perms[seating],
+                 t.twin_suits)
+
+
+def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> tuple[tuple[str, ...], ...]:
+    """The tables of round ``r`` of a league: a function of the games of rounds before ``r`` and the seed.
+
+    ``entries`` may hold more (later games are ignored) but must hold every game before round ``r``.
+    """
+    from arena.tournament import matchmaking, ratings
+
+    names = t.bot_names
+    before = r * games_per_round(t)
+    prev = sorted({e.index: e for e in entries if e.index < before}.values(), key=lambda e: e.index)
+    if len(prev) != before:
+        raise ValueError(f"round {r} is chosen from the {before} game(s) before it; {len(prev)} are in the journal")
+    pos = {b: i for i, b in enumerate(names)}
+    games = [tuple(sorted(pos[b] for b in e.seats)) for e in prev]
+    seated: list[set[int]] = [set() for _ in range(r)]
+    for e in prev:
+        seated[round_of(t, e.index)].update(pos[b] for b in e.seats)
+    byes = [sum(b not in s for s in seated) for b in range(len(names))]
+    strength = ratings.strengths(prev, names, alpha=ratings.league_alpha(len(names))) if prev else None
+    chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, strength, games,
+                                      byes)
+    return tuple(tuple(names[i] for i in table) for table in chosen)
 
 
 def _grown_spec(t: ScheduleSource, index: int, key: bytes) -> GameSpec:

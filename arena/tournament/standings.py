@@ -22,6 +22,13 @@ score margin of row over column.  Margin intervals are 95% normal intervals
 with standard errors clustered by deal-set (games of one duplicate set are not
 independent).
 
+Leagues (``format = "swiss"`` or ``"adaptive"``): the ratings are fitted with
+``ratings.league_alpha`` (the regularization shrinks with the field), and a
+Settled column gives, for each bot, the chance that it is truly ahead of the
+next bot in the order (normal approximation, standard errors from the Fisher
+information of the games played: ``matchmaking.settled``); csv and json carry
+it as ``settled``.  The other formats' output has neither.
+
 Nothing is shown as more certain than it is: an interval over fewer than 2
 deal-sets, or over values without spread, is not shown ("-"); games a bot
 forfeited are left out of its score margins (a forfeit freezes its score, so
@@ -47,9 +54,11 @@ import math
 import tomllib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from arena.failures import FAILURE_KINDS, column
 from arena.tournament import ratings, schedule
@@ -104,6 +113,7 @@ class Row:
     failures: dict[str, int]
     rating_low: float = 0.0   # the 95% interval itself (equal to the rating when there is none)
     rating_high: float = 0.0
+    settled: float | None = None  # leagues: chance this bot is truly ahead of the next (None for the last)
 
 
 @dataclass
@@ -118,9 +128,15 @@ class Standings:
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved to journal.rejected.jsonl
     within_noise: list[list[str]] = field(default_factory=list)  # runs of adjacent bots whose intervals overlap
     deal_sets: int = 0        # duplicate deal-sets the games came from
+    league: bool = False      # swiss or adaptive: ratings under league_alpha, and the Settled column
 
     def to_data(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.league:  # the other formats' output stays as it was
+            del data["league"]
+            for row in data["rows"]:
+                del row["settled"]
+        return data
 
     @property
     def notes(self) -> list[str]:
@@ -229,16 +245,18 @@ def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop
     rules = info.get("rules", {})
     sign = -1.0 if isinstance(rules, dict) and rules.get("scoring") == "penalty" else 1.0
     seed = info.get("seed", 0) if isinstance(info.get("seed", 0), int) else 0
+    league = info.get("format") in schedule.LEAGUES
     st = _standings(str(info.get("name", folder.name)), entries, bots_cfg, ladder, sign, seed, resamples,
-                    dropped + contents.problems)
+                    dropped + contents.problems, league=league)
     st.set_aside = dropped
     return st
 
 
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
-               resamples: int, problems: list[str]) -> Standings:
+               resamples: int, problems: list[str], league: bool = False) -> Standings:
     names = ratings.bot_order(entries, bots)
-    rated = ratings.rate(entries, names, resamples=resamples, seed=seed)
+    alpha = ratings.league_alpha(len(names)) if league else ratings.DEFAULT_ALPHA
+    rated = ratings.rate(entries, names, alpha=alpha, resamples=resamples, seed=seed)
     points = ratings.ladder_points(entries) if ladder else {}
     games = dict.fromkeys(names, 0)
     firsts = dict.fromkeys(names, 0)
@@ -292,10 +310,25 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
             failures={k: fails[b].get(k, 0) for k in kinds},
             rating_low=rated[b].low, rating_high=rated[b].high,
         ))
+    if league and entries:
+        rows = _with_settled(rows, entries, names)
     cross = {a: {b: (_pair(pair[a][b], wld[a][b]) if b != a else None) for b in order} for a in order}
     deal_sets = len({(e.table, e.set) for e in entries})
     return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems),
-                     within_noise=_noise_runs(rows) if deal_sets >= 2 else [], deal_sets=deal_sets)
+                     within_noise=_noise_runs(rows) if deal_sets >= 2 else [], deal_sets=deal_sets, league=league)
+
+
+def _with_settled(rows: list[Row], entries: list[JournalEntry], names: list[str]) -> list[Row]:
+    """Each row with the chance that its bot is truly ahead of the next row's (the last row: None)."""
+    from arena.tournament import matchmaking
+
+    pos = {b: i for i, b in enumerate(names)}
+    strength = np.zeros(len(names))
+    for r in rows:
+        strength[pos[r.bot]] = (r.rating - ratings.ELO_MEAN) / ratings.ELO_SCALE
+    info = matchmaking.information(strength, [tuple(pos[b] for b in e.seats) for e in entries if len(e.seats) >= 2])
+    ahead = matchmaking.settled(strength, info, [pos[r.bot] for r in rows])
+    return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
 
 
 def _pair(margin: _Clustered, wld: list[int]) -> Pair | None:
@@ -351,6 +384,8 @@ def _header(st: Standings, wide: bool) -> list[str]:
     cols += ["Avg score", "Margin ±CI"] if wide else ["Margin ±CI"]
     if st.ladder_points:
         cols.append("Points")
+    if st.league:
+        cols.append("Settled")
     if not wide:
         return cols + (["Fails"] if st.failure_kinds else [])
     return cols + [column(k) for k in st.failure_kinds]
@@ -362,6 +397,8 @@ def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
     cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
     if st.ladder_points:
         cells.append(str(r.points))
+    if st.league:
+        cells.append("-" if r.settled is None else f"{100 * r.settled:.0f}%")
     if not wide:
         return cells + ([str(sum(r.failures.values()))] if st.failure_kinds else [])
     return cells + [str(r.failures.get(k, 0)) for k in st.failure_kinds]
@@ -444,7 +481,8 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         cols = ["rank", "bot", "rating", "ci95", "games", "first_pct", "avg_place", "avg_score", "margin",
-                "margin_ci95"] + (["points"] if st.ladder_points else []) + list(st.failure_kinds)
+                "margin_ci95"] + (["points"] if st.ladder_points else []) + (["settled"] if st.league else []) \
+            + list(st.failure_kinds)
         w.writerow(cols)
         for r in st.rows:
             m = r.margin
@@ -453,6 +491,8 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
                               "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2)]
             if st.ladder_points:
                 row.append(r.points)
+            if st.league:
+                row.append("" if r.settled is None else round(r.settled, 4))
             w.writerows([row + [r.failures.get(k, 0) for k in st.failure_kinds]])
         return buf.getvalue()
     if fmt == "json":

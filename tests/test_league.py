@@ -1,0 +1,331 @@
+"""Leagues (swiss, adaptive): pure pairing, round choice from the journal, the file's keys, the runner's
+round-by-round feeding and the standings' Settled column (all in-process, no bot is started)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from arena.tournament import ratings, schedule
+from arena.tournament.config import starter_toml, validate_text
+from arena.tournament.journal import JournalEntry
+from arena.tournament.matchmaking import (
+    adaptive_round,
+    information,
+    league_round,
+    settled,
+    swiss_round,
+)
+from arena.tournament.runner import WAIT, _pending
+from arena.tournament.standings import _standings, render_standings
+from bench.league import first_reaching, kendall_tau
+
+KEY = bytes(range(32))
+
+
+@dataclass(frozen=True)
+class L:
+    bot_names: tuple[str, ...]
+    seats: int = 4
+    deal_sets: int = 1
+    seating: str = "rotate"
+    max_tables: int | None = None
+    seed: int = 1
+    twin_suits: str = "same"
+    format: str = "swiss"
+    games: int | None = 40
+
+
+def names(n: int) -> tuple[str, ...]:
+    return tuple(f"b{i:02d}" for i in range(n))
+
+
+# -- Swiss -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,k", [(8, 4), (10, 4), (9, 2), (7, 3), (20, 4)])
+def test_swiss_seats_every_bot_once_or_gives_it_a_bye(n: int, k: int) -> None:
+    rng = random.Random(3)
+    order = rng.sample(range(n), n)
+    tables, sitting = swiss_round(order, k, set(), [0] * n, rng)
+    seated = [b for t in tables for b in t]
+    assert len(sitting) == n % k
+    assert sorted(seated + sitting) == list(range(n))
+    assert all(len(t) == k and len(set(t)) == k and list(t) == sorted(t) for t in tables)
+
+
+def test_swiss_tables_are_neighbours_in_the_order() -> None:
+    order = [5, 3, 7, 1, 0, 2, 6, 4]
+    tables, _ = swiss_round(order, 4, set(), [0] * 8, random.Random(0))
+    assert tables == [(1, 3, 5, 7), (0, 2, 4, 6)]
+
+
+def test_swiss_byes_go_to_who_sat_out_least_from_the_bottom() -> None:
+    order = list(range(6))
+    _, sitting = swiss_round(order, 4, set(), [0] * 6, random.Random(0))
+    assert sorted(sitting) == [4, 5]
+    _, sitting = swiss_round(order, 4, set(), [0, 0, 0, 0, 1, 1], random.Random(0))
+    assert sorted(sitting) == [2, 3]  # 4 and 5 sat out already
+
+
+def test_swiss_avoids_a_table_played_before_where_a_swap_can() -> None:
+    order = list(range(8))
+    played: set[tuple[int, ...]] = {(0, 1, 2, 3), (4, 5, 6, 7)}
+    tables, _ = swiss_round(order, 4, played, [0] * 8, random.Random(0))
+    assert not set(tables) & played
+    assert sorted(b for t in tables for b in t) == order
+    # every table of 4 from 4 bots is the same table: a repeat that cannot be avoided is played
+    tables, _ = swiss_round([0, 1, 2, 3], 4, {(0, 1, 2, 3)}, [0] * 4, random.Random(0))
+    assert tables == [(0, 1, 2, 3)]
+
+
+# -- adaptive ----------------------------------------------------------------------------------
+
+def test_adaptive_is_deterministic_under_a_seed_and_seats_k_distinct_bots() -> None:
+    rng = np.random.default_rng(1)
+    strength, info = rng.normal(size=20), rng.uniform(1, 10, 20)
+    a = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("s"))
+    b = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("s"))
+    c = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("other"))
+    assert a == b and a != c
+    tables, sitting = a
+    assert sitting == [] and sorted(x for t in tables for x in t) == list(range(20))
+    assert all(len(set(t)) == 4 for t in tables)
+
+
+def test_adaptive_settled_bots_meet_their_neighbours_and_uncertain_ones_move() -> None:
+    strength = np.arange(16, 0, -1, dtype=float)  # bot 0 best, far apart
+    sure = np.full(16, 1e6)
+    tables, _ = adaptive_round(strength, sure, 4, set(), [0] * 16, random.Random(1), explore=0.0)
+    assert tables == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)]
+    unsure = np.full(16, 1e-2)  # nothing known: the draw scatters the order
+    rounds = [adaptive_round(strength, unsure, 4, set(), [0] * 16, random.Random(s), explore=0.0)[0]
+              for s in range(5)]
+    assert any(t != tables for t in rounds)
+
+
+def test_adaptive_exploration_floor_places_bots_at_random() -> None:
+    strength = np.arange(40, 0, -1, dtype=float)
+    sure = np.full(40, 1e6)
+    neighbours = [tuple(range(i, i + 4)) for i in range(0, 40, 4)]
+    explored = adaptive_round(strength, sure, 4, set(), [0] * 40, random.Random(2), explore=0.5)[0]
+    assert explored != neighbours
+    assert sorted(x for t in explored for x in t) == list(range(40))
+
+
+def test_information_and_settled() -> None:
+    s = np.array([2.0, 1.0, 0.0])
+    info = information(s, [(0, 1, 2)] * 10)
+    assert info.shape == (3,) and (info > 0).all()
+    assert info[1] > info[0]  # the middle bot's games are the closest, so the most informative
+    few, many = settled(s, information(s, [(0, 1, 2)])), settled(s, info)
+    assert all(0.5 < f < m < 1.0 for f, m in zip(few, many))
+    assert settled(s, info, [2, 1, 0])[0] < 0.5  # an order against the estimates is probably wrong
+
+
+# -- the schedule of a league -------------------------------------------------------------------
+
+def fake_entries(t: L, upto_round: int, truth: np.ndarray) -> list[JournalEntry]:
+    """Games of rounds < upto_round as the runner would journal them, placings by ``truth``."""
+    out: list[JournalEntry] = []
+    for r in range(upto_round):
+        tables = schedule.round_tables(t, r, out)
+        for i in range(r * schedule.games_per_round(t), (r + 1) * schedule.games_per_round(t)):
+            g = schedule.game_at(t, i, KEY, tables)
+            order = sorted(g.seats, key=lambda b: -truth[t.bot_names.index(b)])
+            out.append(JournalEntry(index=i, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
+                                    seating=g.seating, seats=list(g.seats),
+                                    placings=[order.index(b) + 1 for b in g.seats], totals=[0] * t.seats))
+    return out
+
+
+def test_league_size_is_its_budget_in_whole_rounds() -> None:
+    t = L(names(10), games=41)  # 2 tables a round x 4 seatings = 8 games a round
+    assert schedule.tables_per_round(t) == 2 and schedule.games_per_round(t) == 8
+    assert schedule.rounds(t) == 6 and schedule.total_games(t) == 48 and schedule.table_count(t) == 12
+    assert schedule.round_of(t, 7) == 0 and schedule.round_of(t, 8) == 1
+
+
+@pytest.mark.parametrize("fmt", schedule.LEAGUES)
+def test_the_same_journal_and_seed_give_the_same_next_round(fmt: str) -> None:
+    t = L(names(12), format=fmt, games=12 * 4 * 5)
+    truth = np.linspace(3, -3, 12)
+    entries = fake_entries(t, 3, truth)
+    again = fake_entries(t, 3, truth)
+    assert [(e.seats, e.placings) for e in entries] == [(e.seats, e.placings) for e in again]
+    nxt = schedule.round_tables(t, 3, entries)
+    assert nxt == schedule.round_tables(t, 3, list(reversed(entries)))  # the journal's order does not matter
+    assert nxt == schedule.round_tables(t, 3, entries + fake_entries(t, 4, truth)[len(entries):])  # later ignored
+    assert sorted(b for tb in nxt for b in tb) == sorted(t.bot_names)
+    other_seed = schedule.round_tables(L(names(12), format=fmt, games=240, seed=2), 0, [])
+    assert other_seed != schedule.round_tables(t, 0, [])
+    with pytest.raises(ValueError, match="round 3 is chosen from the 36 game"):
+        schedule.round_tables(t, 3, entries[:-1])
+
+
+def test_swiss_rounds_follow_the_standings() -> None:
+    t = L(names(12), games=12 * 4 * 4)
+    truth = np.linspace(3, -3, 12)  # b00 best
+    entries = fake_entries(t, 3, truth)
+    top = schedule.round_tables(t, 3, entries)[0]
+    assert "b00" in top and set(top) <= {f"b{i:02d}" for i in range(6)}  # a repeat mended by a near swap
+    # games and deal seeds by index arithmetic, as for the other formats
+    g = schedule.game_at(t, 3 * 12 + 5, KEY, schedule.round_tables(t, 3, entries))
+    assert (g.table, g.set, g.seating) == (3 * 3 + 1, 0, 1)
+    assert g.deal_seed == schedule.deal_seed(KEY, g.table, 0)
+    with pytest.raises(ValueError, match="round_tables"):
+        schedule.game_at(t, 0, KEY)
+    with pytest.raises(ValueError):
+        list(schedule.iter_games(t, KEY))
+
+
+def test_pending_gives_a_round_only_after_the_previous_one_is_journaled() -> None:
+    t = L(names(8), games=16)  # 2 rounds of 2 tables x 4 seatings
+    size = schedule.games_per_round(t)
+    done: set[int] = set()
+    it = _pending(t, done)  # type: ignore[arg-type]
+    first = [next(it) for _ in range(size)]
+    assert first == list(range(size))
+    assert next(it) == WAIT and next(it) == WAIT
+    done.update(first[:-1])
+    assert next(it) == WAIT
+    done.add(first[-1])
+    assert [next(it) for _ in range(size)] == list(range(size, 2 * size))
+    assert next(it, None) is None  # the last round is out: the pool plays what it holds, then stops
+    # a resumed run mid-round: the games already in the journal are skipped
+    resumed = list(itertools.islice(_pending(t, {0, 2, 5}), 6))  # type: ignore[arg-type]
+    assert resumed == [1, 3, 4, 6, 7, WAIT]
+
+
+# -- the file ----------------------------------------------------------------------------------
+
+BASE = """\
+name = "lg"
+variant = "basic"
+seats = 4
+""" + "".join(f'[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(9))
+
+
+def errors_of(text: str) -> list[str]:
+    t, errors = validate_text(text, check_commands=False)
+    assert (t is None) == bool(errors)
+    return [f"{e.key}: {e.message}" for e in errors]
+
+
+@pytest.mark.parametrize("fmt", schedule.LEAGUES)
+def test_a_league_file_validates_and_keeps_its_budget(fmt: str) -> None:
+    text = f'format = "{fmt}"\ngames = 100\n' + BASE
+    t, errors = validate_text(text, check_commands=False)
+    assert errors == [] and t is not None
+    assert t.format == fmt and t.games == 100
+    assert t.to_toml_data()["games"] == 100
+    assert schedule.total_games(t) == 2 * 2 * 24 * 2  # 2 tables a round x 2 deal-sets x 24 seatings, 2 rounds
+
+
+@pytest.mark.parametrize("head,want", [
+    ('format = "swiss"\n', 'format: a swiss league needs games = N: the budget of games it plays, in rounds'),
+    ('format = "adaptive"\ngames = 0\n', "games: expected a whole number >= 1, got 0"),
+    ('format = "swiss"\ngames = "many"\n', "games: expected a whole number >= 1, got 'many'"),
+    ('games = 10\n', 'games: only a league has a game budget; add format = "swiss" or "adaptive", or remove it '
+                     '(max_tables caps a round robin)'),
+    ('format = "swiss"\ngames = 10\nmax_tables = 3\n',
+     "max_tables: a swiss league is sized by games, not max_tables; remove max_tables"),
+    ('format = "swiss"\ngames = 10\nmax_games = 5\n',
+     "games: 96 games (whole rounds) is more than max_games = 5; lower games, or raise max_games"),
+    ('format = "swis"\ngames = 10\n', "format: expected one of: round_robin, gauntlet, swiss, adaptive, "
+                                      "got 'swis'; did you mean 'swiss'?"),
+])
+def test_league_keys_get_one_sentence_each(head: str, want: str) -> None:
+    got = errors_of(head.replace("seating", "seating") + BASE)
+    assert got == [want], got
+
+
+def test_starter_file_names_the_league_formats() -> None:
+    text = starter_toml()
+    assert "swiss" in text and "adaptive" in text and "games = N" in text
+
+
+# -- standings ---------------------------------------------------------------------------------
+
+def test_league_standings_show_how_settled_each_place_is() -> None:
+    t = L(names(8), games=8 * 4 * 6)
+    truth = np.linspace(3, -3, 8)
+    entries = fake_entries(t, 6, truth)
+    st = _standings("lg", entries, list(t.bot_names), False, 1.0, 0, 20, [], league=True)
+    assert [r.bot for r in st.rows] == list(t.bot_names)  # the true order, from placings by truth
+    ahead = [r.settled for r in st.rows]
+    assert ahead[-1] is None and all(a is not None and 0.5 < a <= 1.0 for a in ahead[:-1])
+    text = render_standings(st, "table")
+    assert "Settled" in text
+    assert "settled" in render_standings(st, "csv").splitlines()[0]
+    assert all("settled" in row for row in st.to_data()["rows"])
+    plain = _standings("rr", entries, list(t.bot_names), False, 1.0, 0, 20, [])
+    assert all(r.settled is None for r in plain.rows)
+    assert "Settled" not in render_standings(plain, "table")
+    assert "league" not in plain.to_data() and all("settled" not in row for row in plain.to_data()["rows"])
+
+
+def test_league_alpha_shrinks_with_the_field() -> None:
+    assert ratings.league_alpha(1) == ratings.DEFAULT_ALPHA
+    assert ratings.league_alpha(100) == pytest.approx(ratings.DEFAULT_ALPHA / 100)
+
+
+# -- the bench's helpers -----------------------------------------------------------------------
+
+def test_kendall_tau_matches_counting_pairs() -> None:
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=30), rng.normal(size=30)
+    pairs = Counter(np.sign(a[i] - a[j]) * np.sign(b[i] - b[j]) for i, j in itertools.combinations(range(30), 2))
+    assert kendall_tau(a, b) == pytest.approx((pairs[1.0] - pairs[-1.0]) / (30 * 29 / 2))
+    assert kendall_tau(a, a) == pytest.approx(1.0) and kendall_tau(a, -a) == pytest.approx(-1.0)
+    assert first_reaching([100, 200], np.array([0.5, 0.7]), 0.6) == 150
+    assert first_reaching([100, 200], np.array([0.5, 0.7]), 0.8) is None
+
+
+def test_league_round_refuses_an_unknown_format() -> None:
+    with pytest.raises(ValueError, match="unknown league format"):
+        league_round("ladder", 8, 4, 1, 1, np.zeros(8), [], [0] * 8)
+
+
+# -- the rounds file ---------------------------------------------------------------------------
+
+def test_rounds_file_keeps_signed_rounds_of_this_tournament_only(tmp_path) -> None:
+    from arena.tournament import rounds
+
+    tables = (("a", "b"), ("c", "d"))
+    rounds.record(tmp_path, KEY, 0, tables, "tag1")
+    rounds.record(tmp_path, KEY, 0, (("a", "c"), ("b", "d")), "tag1")  # a second line for a round: the first wins
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: tables}
+    assert rounds.recorded(tmp_path, KEY, "other tournament") == {}
+    assert rounds.recorded(tmp_path, bytes(32), "tag1") == {}  # another key: nothing verifies
+    path = tmp_path / rounds.ROUNDS_FILE
+    path.write_bytes(path.read_bytes().replace(b'"a","b"', b'"b","a"', 1))  # tampered: ignored
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: (("a", "c"), ("b", "d"))}
+    with open(path, "ab") as f:
+        f.write(b'{"round":1,"tab')  # torn by kill -9
+    rounds.record(tmp_path, KEY, 1, tables, "tag1")
+    assert rounds.recorded(tmp_path, KEY, "tag1") == {0: (("a", "c"), ("b", "d")), 1: tables}
+
+
+def test_rounds_tag_ignores_what_resume_may_change() -> None:
+    from arena.tournament import rounds
+
+    t, _ = validate_text('format = "swiss"\ngames = 100\n' + BASE, check_commands=False)
+    u, _ = validate_text('format = "swiss"\ngames = 100\nsandbox = false\noutput = "x"\n' + BASE,
+                         check_commands=False)
+    v, _ = validate_text('format = "swiss"\ngames = 100\nseed = 9\n' + BASE, check_commands=False)
+    assert rounds.tag_of(t) == rounds.tag_of(u) != rounds.tag_of(v)
+
+
+def test_bench_page_draws_one_chart_per_spread() -> None:
+    from bench.league import html_page
+
+    fig = {"spread_elo": 300.0, "budgets": [100, 200], "reach": {},
+           "tau": {"subset": [0.5, 0.6], "swiss": [0.55, 0.65], "adaptive": [0.56, 0.7]}}
+    page = html_page([fig, fig | {"spread_elo": 600.0}], 100, 4, 3)
+    assert page.count("<svg") == 2 and "sd 600.0 Elo" in page
+    assert page.count("<polyline") == 6  # three formats a chart
