@@ -126,3 +126,22 @@ def test_resume_plays_only_the_new_games_of_a_grown_tournament(tmp_path):
     _file(file, ["greedy", "greedy-2"], 2)
     refused = _arena("run", str(file), "--resume")
     assert refused.returncode == 2 and "random are no longer in the file" in refused.stderr, refused.stderr
+
+
+@pytest.mark.slow
+def test_a_growth_refused_by_the_start_up_check_leaves_the_folder_as_it_was(tmp_path):
+    file = tmp_path / "t.toml"
+    _file(file, ["greedy", "random"], 1)
+    first = _arena("run", str(file), "--progress", "none")
+    assert first.returncode == 0, first.stderr
+    resolved = tmp_path / "out" / "tournament.toml"
+    before = resolved.read_bytes()
+    quitter = f'[[bots]]\nname = "quitter"\ncommand = "{sys.executable} -c \\"raise SystemExit(3)\\""\n'
+    file.write_text(file.read_text() + quitter)
+    refused = _arena("run", str(file), "--resume", "--progress", "none")
+    assert refused.returncode == 2 and "did not start" in refused.stderr and "quitter" in refused.stderr, refused.stderr
+    assert resolved.read_bytes() == before  # the growth did not stand
+    _file(file, ["greedy", "random"], 1)  # the organiser takes the bot out again
+    again = _arena("run", str(file), "--resume", "--progress", "none")
+    assert again.returncode == 0, again.stderr
+    assert "0 game(s) played, 2 already done" in again.stderr
