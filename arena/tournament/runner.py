@@ -34,6 +34,8 @@ bot is fingerprinted and, on ``--resume``, compared with what the folder
 recorded (``arena.tournament.fingerprints``), then started once and waited
 for (``arena.tournament.startup``); a changed bot (unless accepted) or one
 that does not start stops the run with ``BotProblems``, a sentence per bot.
+A tournament that ``--resume`` grew stands only once these checks pass: on any
+failure the resolved file it had is put back.
 
 The results folder's secret key (``secret.key``, made by the first run of the
 folder, reused by every ``--resume``) gives every deal seed and game id and
