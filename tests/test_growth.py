@@ -145,3 +145,30 @@ def test_a_growth_refused_by_the_start_up_check_leaves_the_folder_as_it_was(tmp_
     again = _arena("run", str(file), "--resume", "--progress", "none")
     assert again.returncode == 0, again.stderr
     assert "0 game(s) played, 2 already done" in again.stderr
+
+
+@pytest.mark.slow
+def test_raising_deal_sets_does_not_flag_a_bot_whose_folder_holds_the_file(tmp_path):
+    import shutil
+
+    shutil.copy(ROOT / "tests" / "bots" / "broken.py", tmp_path / "mybot.py")
+    file = tmp_path / "t.toml"
+    events = tmp_path / "events.jsonl"  # written by the arena beside the bot's program
+
+    def write(deal_sets: int) -> None:
+        file.write_text(f'name = "here"\nvariant = "basic"\nseats = 2\ndeal_sets = {deal_sets}\nsandbox = false\n'
+                        f'output = "out"\n[rules]\nend = "deals"\ndeals = 1\n'
+                        f'[[bots]]\nname = "mine"\ncommand = "{sys.executable} mybot.py honest"\ncwd = "."\n'
+                        f'[[bots]]\nname = "greedy"\ncommand = "greedy"\n')
+
+    write(1)
+    first = _arena("run", str(file), "--progress", "none", "--events", str(events))
+    assert first.returncode == 0, first.stderr
+    write(2)
+    grown = _arena("run", str(file), "--resume", "--progress", "none", "--events", str(events))
+    assert grown.returncode == 0, grown.stderr
+    assert "changed" not in grown.stderr and "2 game(s) played, 2 already done" in grown.stderr
+    (tmp_path / "mybot.py").write_text((tmp_path / "mybot.py").read_text() + "\n# edited\n")
+    write(3)
+    edited = _arena("run", str(file), "--resume", "--progress", "none")
+    assert edited.returncode == 2 and "bot 'mine' changed" in edited.stderr, edited.stderr
