@@ -457,20 +457,21 @@ def _describe(v: object) -> str:
 
 
 def _generation_problem(gen: list[str], gen_sets: int, names: list[str], seats: int | None,
-                        deal_sets: int | None) -> str | None:
-    """Why ``[[history]]``'s generation (bots ``gen``, ``gen_sets`` deal-sets) cannot precede the file, or None."""
+                        deal_sets: int | None) -> tuple[str, str] | None:
+    """Why ``[[history]]``'s generation (bots ``gen``, ``gen_sets`` deal-sets) cannot precede the file:
+    (its key, the sentence), or None."""
     dup = next((b for i, b in enumerate(gen) if b in gen[:i]), None)
     if dup is not None:
-        return f"{dup!r} is named twice"
+        return "bots", f"{dup!r} is named twice"
     unknown = [b for b in gen if b not in names]
     if unknown:
-        return f"{unknown[0]!r} is not one of the [[bots]]"
+        return "bots", f"{unknown[0]!r} is not one of the [[bots]]"
     if sorted(gen, key=names.index) != gen:
-        return f"expected the bots in the order of the [[bots]] entries ({', '.join(n for n in names if n in gen)})"
+        return "bots", f"expected the bots in the order of the [[bots]] entries ({', '.join(n for n in names if n in gen)})"
     if seats is not None and len(gen) < seats:
-        return f"a {seats}-seat table needs at least {seats} bots, the generation has {len(gen)}"
+        return "bots", f"a {seats}-seat table needs at least {seats} bots, the generation has {len(gen)}"
     if deal_sets is not None and gen_sets > deal_sets:
-        return f"deal_sets = {gen_sets} is more than the file's deal_sets = {deal_sets}: a tournament only grows"
+        return "deal_sets", f"deal_sets = {gen_sets} is more than the file's deal_sets = {deal_sets}: a tournament only grows"
     return None
 
 
@@ -634,7 +635,7 @@ class _Checker:
                          f"expected a whole number of 1 or more, got {_describe(gen_sets)} ({by})")
                 continue
             if bots is not None and (why := _generation_problem(gen_bots, gen_sets, names, seats, deal_sets)):
-                self.err(("history", i, "bots" if "deal_sets" not in why else "deal_sets"), f"{why} ({by})")
+                self.err(("history", i, why[0]), f"{why[1]} ({by})")
                 continue
             out.append(Generation(tuple(gen_bots), gen_sets))
         return tuple(out)
