@@ -750,10 +750,11 @@ def run(
     if report_every < 1:
         fail(f"--report-every: expected 1 or more, got {report_every}")
     t = _load_tournament(file, out)
-    if no_sandbox:
+    if no_sandbox or events is not None:
         from dataclasses import replace
 
-        t = replace(t, sandbox=False)
+        t = replace(t, sandbox=t.sandbox and not no_sandbox,
+                    arena_files=(str(events.resolve()),) if events is not None else ())  # not a bot's program
     _check_sandbox(t.sandbox)
     folder = t.output_dir
     total = schedule.total_games(t)
@@ -886,6 +887,8 @@ def games(
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
     with _reading_results(folder, f"arena games {folder}"):
         found = find_games(folder, GameFilter(bot, failed, kind))
+        if bot is not None and bot not in (names := _bot_names(folder)):
+            fail(f"--bot {bot!r}: no bot of that name in {folder}; the bots are: {', '.join(names)}")
     if fmt == "json":
         typer.echo(msgspec.json.encode([{**msgspec.structs.asdict(g), "record_path": str(folder / g.record)
                                          if g.record else None} for g in found]).decode())
@@ -893,6 +896,16 @@ def games(
     for g in found:
         typer.echo(describe(folder, g))
     typer.echo(f"{len(found)} game(s)", err=True)
+
+
+def _bot_names(folder: Path) -> list[str]:
+    """The bots of a results folder: its tournament's, else those its journal seated."""
+    from arena.tournament.config import RESOLVED_FILE, read_resolved
+    from arena.tournament.games import GameFilter, find_games
+
+    if (folder / RESOLVED_FILE).is_file():
+        return list(read_resolved(folder).bot_names)
+    return sorted({name for e in find_games(folder, GameFilter()) for name in e.seats})
 
 
 @app.command(name="standings")

@@ -126,3 +126,49 @@ def test_resume_plays_only_the_new_games_of_a_grown_tournament(tmp_path):
     _file(file, ["greedy", "greedy-2"], 2)
     refused = _arena("run", str(file), "--resume")
     assert refused.returncode == 2 and "random are no longer in the file" in refused.stderr, refused.stderr
+
+
+@pytest.mark.slow
+def test_a_growth_refused_by_the_start_up_check_leaves_the_folder_as_it_was(tmp_path):
+    file = tmp_path / "t.toml"
+    _file(file, ["greedy", "random"], 1)
+    first = _arena("run", str(file), "--progress", "none")
+    assert first.returncode == 0, first.stderr
+    resolved = tmp_path / "out" / "tournament.toml"
+    before = resolved.read_bytes()
+    quitter = f'[[bots]]\nname = "quitter"\ncommand = "{sys.executable} -c \\"raise SystemExit(3)\\""\n'
+    file.write_text(file.read_text() + quitter)
+    refused = _arena("run", str(file), "--resume", "--progress", "none")
+    assert refused.returncode == 2 and "did not start" in refused.stderr and "quitter" in refused.stderr, refused.stderr
+    assert resolved.read_bytes() == before  # the growth did not stand
+    _file(file, ["greedy", "random"], 1)  # the organiser takes the bot out again
+    again = _arena("run", str(file), "--resume", "--progress", "none")
+    assert again.returncode == 0, again.stderr
+    assert "0 game(s) played, 2 already done" in again.stderr
+
+
+@pytest.mark.slow
+def test_raising_deal_sets_does_not_flag_a_bot_whose_folder_holds_the_file(tmp_path):
+    import shutil
+
+    shutil.copy(ROOT / "tests" / "bots" / "broken.py", tmp_path / "mybot.py")
+    file = tmp_path / "t.toml"
+    events = tmp_path / "events.jsonl"  # written by the arena beside the bot's program
+
+    def write(deal_sets: int) -> None:
+        file.write_text(f'name = "here"\nvariant = "basic"\nseats = 2\ndeal_sets = {deal_sets}\nsandbox = false\n'
+                        f'output = "out"\n[rules]\nend = "deals"\ndeals = 1\n'
+                        f'[[bots]]\nname = "mine"\ncommand = "{sys.executable} mybot.py honest"\ncwd = "."\n'
+                        f'[[bots]]\nname = "greedy"\ncommand = "greedy"\n')
+
+    write(1)
+    first = _arena("run", str(file), "--progress", "none", "--events", str(events))
+    assert first.returncode == 0, first.stderr
+    write(2)
+    grown = _arena("run", str(file), "--resume", "--progress", "none", "--events", str(events))
+    assert grown.returncode == 0, grown.stderr
+    assert "changed" not in grown.stderr and "2 game(s) played, 2 already done" in grown.stderr
+    (tmp_path / "mybot.py").write_text((tmp_path / "mybot.py").read_text() + "\n# edited\n")
+    write(3)
+    edited = _arena("run", str(file), "--resume", "--progress", "none")
+    assert edited.returncode == 2 and "bot 'mine' changed" in edited.stderr, edited.stderr

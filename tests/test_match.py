@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -171,4 +172,12 @@ def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()]
     indices = [e["index"] for e in lines]
     assert len(indices) == len(set(indices)) > before  # nothing played twice, nothing lost
+    # it stopped after the pair an uninterrupted match would have stopped after: the first
+    # pair, in game order, at which the SPRT over these same games decides
+    test, pairs, decided_at = Sprt(0, 200), match.Pairs("greedy"), None
+    for e in sorted((msgspec.convert(x, JournalEntry) for x in lines), key=lambda e: e.index):
+        if pairs.add(e) and decided_at is None and match.report(pairs, "random", test).verdict is not None:
+            decided_at = pairs.pairs
+    assert decided_at is not None and pairs.pairs == decided_at, (pairs.pairs, decided_at)
+    assert f"after {decided_at} pair(s)" in again.stdout.splitlines()[-1]
     assert not settle()

@@ -59,7 +59,7 @@ from arena.referee import wire
 from arena.referee.entries import Failure
 from arena.referee.game import Answered, Failed, GameResult, Outcome, Referee, SeatState
 from arena.referee.host import BotHost, Peer
-from arena.referee.launch import LOG_CAP_BYTES, log_path
+from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
@@ -456,12 +456,13 @@ class _Checker:
         log = log_path(self.log_dir / "session", bot.spec.name)
         # give the log reader a moment to drain what the process wrote last
         time.sleep(0.05)
-        size = log.stat().st_size if log.exists() else 0
+        size = sum(p.stat().st_size for p in (log, rotated(log)) if p.exists())  # the log rotates at the cap
         what = "stderr" if self.transport == "stdio" else "stdout and stderr"
         if size >= OUTPUT_LIMIT:
-            self.emit(name, False, f"the bot wrote {size} bytes to {what} in {self.games_played} games; the referee "
-                                   f"keeps at most {LOG_CAP_BYTES} bytes per bot and drops the rest -- fix: log less, "
-                                   f"and to stderr (SPEC 1) (log: {log})")
+            self.emit(name, False, f"the bot wrote {'at least ' if rotated(log).exists() else ''}{size} bytes to "
+                                   f"{what} in {self.games_played} games; a bot's log rotates at {LOG_CAP_BYTES} "
+                                   f"bytes, keeping only its latest 1-2 MiB and dropping the oldest -- fix: log "
+                                   f"less, and to stderr (SPEC 1) (log: {log})")
             return
         if self.transport == "stdio":
             lines, bad, sample = bot.lines, bot.bad_lines, bot.bad_sample or b""

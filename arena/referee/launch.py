@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import hashlib
 import os
 import resource
 import secrets
@@ -158,8 +159,13 @@ def _preexec(limits: Limits) -> Any:
 
 
 def log_path(log_dir: Path, name: str) -> Path:
-    """The log file of the bot called ``name`` in ``log_dir`` (its name made safe for a file name)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60] or "bot"
+    """The log file of the bot called ``name`` in ``log_dir`` (its name made safe for a file name).
+
+    A name that is not already safe as it is gets a short hash of itself appended, so two names
+    never share a log ("a b" and "a_b" would both be ``a_b``)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
+    if safe != name or not safe:
+        safe = f"{safe or 'bot'}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     return Path(log_dir) / f"{safe}.log"
 
 

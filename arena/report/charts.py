@@ -34,6 +34,7 @@ def _ticks(lo: float, hi: float, want: int = 5) -> list[float]:
 def interval_plot(rows: list[dict[str, Any]]) -> str:
     """Each bot's rating as a dot with its 95% interval (``rating_low`` to ``rating_high``, not symmetric) as a
     bar, best first; a bot without an interval (``ci`` None) is a dot alone, titled "no interval"."""
+    rows = [r for r in rows if r["rating"] is not None]  # a bot with no games has no rating to draw
     if not rows:
         return ""
     lo = min(min(r["rating"], r["rating_low"]) for r in rows)

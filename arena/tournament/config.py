@@ -54,11 +54,12 @@ against ``base_dir``: the folder of the file unless the file sets ``base_dir``
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,10 @@ class Tournament:
     history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
     executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
     games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
+    # where this run read it and what else the arena writes outside the results folder (the --events
+    # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
+    source: str = field(default="", compare=False)
+    arena_files: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -239,6 +244,8 @@ def validate_file(
         return None, [ConfigError("", None, f"cannot read the file: {reason}", str(p))]
     t, errors = validate_text(text, base_dir=p.resolve().parent, file=str(p), bundled=bundled,
                               check_commands=check_commands)
+    if t is not None:
+        t = replace(t, source=str(p.resolve()))
     if t is not None and check_output:
         problem = output_problem(t.output_dir)
         if problem:
@@ -480,6 +487,25 @@ def _describe(v: object) -> str:
     return repr(v)
 
 
+def _generation_problem(gen: list[str], gen_sets: int, names: list[str], seats: int | None,
+                        deal_sets: int | None) -> tuple[str, str] | None:
+    """Why ``[[history]]``'s generation (bots ``gen``, ``gen_sets`` deal-sets) cannot precede the file:
+    (its key, the sentence), or None."""
+    dup = next((b for i, b in enumerate(gen) if b in gen[:i]), None)
+    if dup is not None:
+        return "bots", f"{dup!r} is named twice"
+    unknown = [b for b in gen if b not in names]
+    if unknown:
+        return "bots", f"{unknown[0]!r} is not one of the [[bots]]"
+    if sorted(gen, key=names.index) != gen:
+        return "bots", f"expected the bots in the order of the [[bots]] entries ({', '.join(n for n in names if n in gen)})"
+    if seats is not None and len(gen) < seats:
+        return "bots", f"a {seats}-seat table needs at least {seats} bots, the generation has {len(gen)}"
+    if deal_sets is not None and gen_sets > deal_sets:
+        return "deal_sets", f"deal_sets = {gen_sets} is more than the file's deal_sets = {deal_sets}: a tournament only grows"
+    return None
+
+
 class _Checker:
     def __init__(self, where: _KeyLines, file: str | None) -> None:
         self.where = where
@@ -582,6 +608,8 @@ class _Checker:
                               choices=SEATINGS)
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
         games = self.games(data, fmt, max_tables)
+        if fmt == "gauntlet" and max_tables is not None and bots is not None and seats is not None:
+            self.gauntlet_cap(max_tables, len(challengers), len(bots) - len(challengers), seats)
         twin_suits = self.twin_suits(data, rules)
         time = self.time(data)
         failures = self.failures(data)
@@ -597,7 +625,7 @@ class _Checker:
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
         sandbox = self.boolean(data, "sandbox", (), default=True)
-        history = self.history(data, bots)
+        history = self.history(data, bots, seats, deal_sets)
         executor = self.executor(data)
 
         if self.errors:
@@ -615,28 +643,34 @@ class _Checker:
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
 
-    def history(self, data: dict[str, Any], bots: tuple[BotSpec, ...] | None) -> tuple[Generation, ...]:
-        """``[[history]]``, written by ``arena run --resume`` when a tournament grew: earlier bots and deal-sets."""
+    def history(self, data: dict[str, Any], bots: tuple[BotSpec, ...] | None, seats: int | None,
+                deal_sets: int | None) -> tuple[Generation, ...]:
+        """``[[history]]``, written by ``arena run --resume`` when a tournament grew: earlier bots and deal-sets.
+
+        Each generation must be a schedule the file could have grown from: distinct bots of the file in
+        its order, enough of them to fill a table, and no more deal-sets than the file has."""
         raw = data.get("history", [])
+        by = "[[history]] is written by `arena run --resume`: leave it out of a tournament file"
         if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
-            self.err(("history",), f"expected [[history]] tables (written by arena run), got {_describe(raw)}")
+            self.err(("history",), f"expected [[history]] tables, got {_describe(raw)} ({by})")
             return ()
-        names = {b.name for b in bots or ()}
+        names = [b.name for b in bots or ()]
         out: list[Generation] = []
         for i, g in enumerate(raw):
             extra = sorted(set(g) - {"bots", "deal_sets"})
             if extra:
-                self.err(("history", i, extra[0]), "unknown key; a generation has bots and deal_sets")
+                self.err(("history", i, extra[0]), f"unknown key; a generation has bots and deal_sets ({by})")
             gen_bots, gen_sets = g.get("bots"), g.get("deal_sets")
             if not isinstance(gen_bots, list) or not gen_bots or not all(isinstance(b, str) for b in gen_bots):
-                self.err(("history", i, "bots"), f"expected the names of that generation's bots, got {_describe(gen_bots)}")
+                self.err(("history", i, "bots"),
+                         f"expected the names of that generation's bots, got {_describe(gen_bots)} ({by})")
                 continue
             if not isinstance(gen_sets, int) or isinstance(gen_sets, bool) or gen_sets < 1:
-                self.err(("history", i, "deal_sets"), f"expected a whole number of 1 or more, got {_describe(gen_sets)}")
+                self.err(("history", i, "deal_sets"),
+                         f"expected a whole number of 1 or more, got {_describe(gen_sets)} ({by})")
                 continue
-            unknown = [b for b in gen_bots if b not in names]
-            if unknown and bots is not None:
-                self.err(("history", i, "bots"), f"{unknown[0]!r} is not one of the [[bots]]")
+            if bots is not None and (why := _generation_problem(gen_bots, gen_sets, names, seats, deal_sets)):
+                self.err(("history", i, why[0]), f"{why[1]} ({by})")
                 continue
             out.append(Generation(tuple(gen_bots), gen_sets))
         return tuple(out)
@@ -708,6 +742,14 @@ class _Checker:
             self.err(("format",), f"a {fmt} league needs games = N: the budget of games it plays, in rounds")
             return None
         return self.integer(data, "games", (), minimum=1)
+
+    def gauntlet_cap(self, max_tables: int, challengers: int, pool: int, seats: int) -> None:
+        """A gauntlet's ``max_tables`` below its table count gives every challenger as many tables."""
+        full = challengers * math.comb(pool, seats - 1)
+        if max_tables < full and max_tables % challengers:
+            lower = max_tables - max_tables % challengers
+            self.err(("max_tables",), f"expected a multiple of the {challengers} challengers, so that each faces "
+                                      f"the same opponents, got {max_tables}; use {lower or challengers}")
 
     def twin_suits(self, data: dict[str, Any], rules: RuleSet | None) -> Any:
         """``twin_suits``; "permute" only under rules that treat the four suits alike (``suit_asymmetry``)."""

@@ -6,7 +6,11 @@ file its command runs (the script given to python or node, or the
 executable), or a bundled sample bot's module file.  Folders are hashed in a
 bounded way (``MAX_FILES`` files, ``MAX_BYTES`` bytes, beyond which the
 fingerprint says it covers only the first ones), skipping caches, ``.git``,
-every bot's data folder and the results folder, which change between games.
+every bot's data folder and the results folder, which change between games,
+and what the arena itself writes or reads there: the tournament file (raising
+its ``deal_sets`` is how a tournament grows), the ``--events`` file, any other
+results folder (one holding ``secret.key``) and any HTML report (a folder
+holding the report's viewer assets, and the page beside it).
 
 They live in ``bots.jsonl`` in the results folder, one signed line per bot
 (a MAC under the folder's key, as journal lines): written by the first run,
@@ -27,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from arena.integrity import mac, mac_ok
+from arena.integrity import KEY_FILE, mac, mac_ok
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, first_word, program_file
 from arena.tournament.config import Tournament
 
@@ -36,6 +40,8 @@ MAC_LABEL = "bots"
 MAX_FILES = 5000
 MAX_BYTES = 64 << 20
 SKIPPED = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+RESULTS_MARK = KEY_FILE  # a folder holding it is a results folder
+REPORT_ASSETS = ("viewer.css", "table_state.js", "viewer.js")  # arena.report.render.ASSETS (a test checks)
 
 
 class Fingerprint(msgspec.Struct, kw_only=True):
@@ -70,12 +76,13 @@ def of_tournament(t: Tournament, out: Path) -> list[Fingerprint]:
     """The fingerprint of every bot of ``t`` now (``out``, its results folder, is never hashed)."""
     base = Path(t.base_dir)
     data = [b.datadir(base) for b in t.bots]
-    skip = {p.resolve() for p in [out, *data] if p is not None}
+    files = [Path(f) for f in (t.source, *t.arena_files) if f]
+    skip = {p.resolve() for p in [out, *data, *files] if p is not None}
     return [of_bot(b, base, skip) for b in t.bots]
 
 
 def of_bot(bot: BotSpec, base_dir: Path, skip: Collection[Path] = ()) -> Fingerprint:
-    """The fingerprint of one bot now; ``skip``: resolved folders not to hash."""
+    """The fingerprint of one bot now; ``skip``: resolved folders and files not to hash."""
     command = hashlib.sha256(bot.command.encode()).hexdigest()
     if bot.remote:
         return Fingerprint(bot=bot.name, command=command, program="", what="command line only")
@@ -122,9 +129,13 @@ def _folder_hash(root: Path, skip: Collection[Path]) -> tuple[str, int, bool]:
     budget = MAX_BYTES
     for folder, dirs, names in os.walk(root):
         here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and (here / d).resolve() not in skip)
+        reports = {d for d in dirs if all((here / d / a).is_file() for a in REPORT_ASSETS)}
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and d not in reports
+                         and not (here / d / RESULTS_MARK).is_file() and (here / d).resolve() not in skip)
         for name in sorted(names):
             path = here / name
+            if (name.endswith(".html") and name[:-5] in reports) or path.resolve() in skip:
+                continue
             if files >= MAX_FILES or budget <= 0:
                 return h.hexdigest(), files, False
             rel = path.relative_to(root).as_posix().encode()

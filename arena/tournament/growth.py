@@ -147,6 +147,8 @@ def growth_problem(old: Any, new: Any, compare: Sequence[str]) -> str | None:
     gone = [name for name in olds if name not in new.bot_names]
     if gone:
         return f"bot(s) {', '.join(gone)} are no longer in the file; bots can be added, not removed"
+    if [n for n in new.bot_names if n in olds] != list(olds):  # [[history]] keeps the file's order
+        return "the [[bots]] entries were reordered; new bots can go anywhere, but the others keep their order"
     edited = [bot.name for bot in new.bots if bot.name in olds and bot.to_data() != olds[bot.name].to_data()]
     if edited:
         return f"the [[bots]] entry of {', '.join(edited)} changed"

@@ -169,11 +169,13 @@ def play(t: Tournament, test: Sprt, resume: bool = False, on_pair: Callable[[Rep
     """
     a, b = t.bot_names
     folder = t.output_dir.resolve()
+    # a resumed match goes on from the journal's pairs (a half-finished one included), so it stops
+    # after the same pair as a match that was never interrupted
+    pairs = tally(counted(folder, t, skip_bad=drop_bad_lines), a) if resume else Pairs(a)
     if resume:
-        done = report(tally(counted(folder, t, skip_bad=drop_bad_lines), a), b, test)
+        done = report(pairs, b, test)
         if done.verdict is not None:
             return done, None
-    pairs = Pairs(a)
 
     def progress(summary: RunSummary, entry: JournalEntry) -> None:
         if on_progress is not None:

@@ -34,6 +34,8 @@ bot is fingerprinted and, on ``--resume``, compared with what the folder
 recorded (``arena.tournament.fingerprints``), then started once and waited
 for (``arena.tournament.startup``); a changed bot (unless accepted) or one
 that does not start stops the run with ``BotProblems``, a sentence per bot.
+A tournament that ``--resume`` grew stands only once these checks pass: on any
+failure the resolved file it had is put back.
 
 The results folder's secret key (``secret.key``, made by the first run of the
 folder, reused by every ``--resume``) gives every deal seed and game id and
@@ -243,8 +245,9 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
 
 # -- main side ----------------------------------------------------------------------------------
 
-def prepare(t: Tournament, out: Path, resume: bool) -> bytes:
-    """Check the results folder, write the resolved tournament into it; returns the folder's key.
+def prepare(t: Tournament, out: Path, resume: bool) -> tuple[bytes, bytes | None]:
+    """Check the results folder, write the resolved tournament into it; returns the folder's key and,
+    when ``--resume`` grew the tournament, the resolved file as it was (to put back if a check fails).
 
     A new folder gets a new key, unless the organiser put one there (to deal a tournament again
     exactly as in the folder the key comes from); a folder that holds this tournament keeps its
@@ -267,15 +270,25 @@ def prepare(t: Tournament, out: Path, resume: bool) -> bytes:
                 if why is not None:
                     raise RunError(f"{out} holds a different tournament ({why}); --resume needs the same file, or "
                                    "one with more deal_sets or more bots (or run with --out to start a new folder)")
+                key = _key(out) or _first_key(out, held)
+                before = existing.read_bytes()
                 write_resolved(growth.grown(old, t), out)  # the games played keep their indices
-            return _key(out) or _first_key(out, held)
+                return key, before
+            return _key(out) or _first_key(out, held), None
         key = _key(out) or _first_key(out, held)
     elif resume and (out / "journal.jsonl").exists():
         raise RunError(f"{out} has a journal but no {RESOLVED_FILE}; it cannot be resumed")
     else:
         key = _key(out) or _new_key(out)
     write_resolved(t, out)
-    return key
+    return key, None
+
+
+def _put_back(out: Path, before: bytes) -> None:
+    """The resolved tournament as it was before a growth that a check then refused."""
+    tmp = out / f".{RESOLVED_FILE}.back"
+    tmp.write_bytes(before)
+    os.replace(tmp, out / RESOLVED_FILE)
 
 
 def _key(out: Path) -> bytes | None:
@@ -553,13 +566,19 @@ def run(t: Tournament, out: Path, resume: bool = False,
     try:
         with _folder_lock(out) as lock:
             guard = _FolderGuard(out, lock)
-            key = prepare(t, out, resume)
-            guard.watch(RESOLVED_FILE)
-            guard.watch(KEY_FILE)
-            _sweep(out)
-            resolved = _read_resolved(out)  # exactly what the workers will read
-            contents, dropped = counted(resolved, out, key, drop_bad_lines)
-            accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
+            key, before = prepare(t, out, resume)
+            try:  # a growth stands only once the journal, the fingerprints and the start-up check pass
+                guard.watch(RESOLVED_FILE)
+                guard.watch(KEY_FILE)
+                _sweep(out)
+                # exactly what the workers will read, and where it came from (for the fingerprints)
+                resolved = replace(_read_resolved(out), source=t.source, arena_files=t.arena_files)
+                contents, dropped = counted(resolved, out, key, drop_bad_lines)
+                accepted = _check_bots(resolved, out, key, contents, resume, accept_changed)
+            except BaseException:
+                if before is not None:
+                    _put_back(out, before)
+                raise
             if any(b.remote for b in resolved.bots) and executor.cluster is None:
                 from arena.tournament import remote_seats
 

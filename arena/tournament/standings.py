@@ -136,6 +136,9 @@ class Standings:
             del data["league"]
             for row in data["rows"]:
                 del row["settled"]
+        for row in data["rows"]:
+            if not row["games"]:  # the fit's prior, not a rating
+                row["rating"] = row["rating_low"] = row["rating_high"] = None
         return data
 
     @property
@@ -296,7 +299,7 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
                 pair[bot][e.seats[o]].add(cluster, sign * (e.totals[s] - e.totals[o]))
     kinds_seen = {kind for f in fails.values() for kind, n in f.items() if n}
     kinds = [k for k in FAILURE_KINDS if k in kinds_seen] + sorted(kinds_seen - set(FAILURE_KINDS))
-    order = sorted(names, key=lambda b: (-rated[b].rating, b))
+    order = sorted(names, key=lambda b: (games[b] == 0, -rated[b].rating, b))  # a bot with no games has no rating
     rows = []
     for rank, b in enumerate(order, start=1):
         g = games[b]
@@ -392,7 +395,7 @@ def _header(st: Standings, wide: bool) -> list[str]:
 
 
 def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
-    cells = [str(r.rank), r.bot, f"{r.rating:.0f}", "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
+    cells = [str(r.rank), r.bot, f"{r.rating:.0f}" if r.games else "-", "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
              f"{r.avg_place:.2f}"]
     cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
     if st.ladder_points:
@@ -486,7 +489,7 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         w.writerow(cols)
         for r in st.rows:
             m = r.margin
-            row: list[Any] = [r.rank, r.bot, round(r.rating, 1), "" if r.ci is None else round(r.ci, 1), r.games,
+            row: list[Any] = [r.rank, r.bot, round(r.rating, 1) if r.games else "", "" if r.ci is None else round(r.ci, 1), r.games,
                               round(r.first_pct, 2), round(r.avg_place, 3), round(r.avg_score, 2),
                               "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2)]
             if st.ladder_points:
