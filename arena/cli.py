@@ -574,9 +574,12 @@ def replay(
     verify: Annotated[bool, typer.Option("--verify", help="Re-check every action with the engine; exit 1 at the first entry that does not hold.")] = False,
     private: Annotated[bool, typer.Option("--private/--public", help="Show hands and stock draws (default) or only what every seat saw.")] = True,
     key: Annotated[Path | None, typer.Option("--key", help="With --verify: the tournament's secret.key to check the record's MAC with (default: ../secret.key of a tournament's records/ folder).")] = None,
+    deal: Annotated[int | None, typer.Option("--deal", help="Only this deal (from 1).")] = None,
+    seat: Annotated[int | None, typer.Option("--seat", help="As this seat saw the game: its own hand only, the others' sizes.")] = None,
+    table: Annotated[bool, typer.Option("--table/--no-table", help="After each turn, the table: melds with their numbers, hand sizes, stock, discard top.")] = True,
 ) -> None:
-    """Print a recorded game turn by turn, or verify it against the engine (and its MAC, given the key)."""
-    from arena.display import describe
+    """Print a recorded game turn by turn (and the table after each turn), or verify it against the engine."""
+    from arena.display import describe, printable
     from arena.rules.record import Header, ReplayError
     from arena.rules.record import replay as run_replay
 
@@ -597,13 +600,33 @@ def replay(
         typer.echo(f"{record}: verified {len(objects)} entries; {game.deal_no} deal(s), totals {game.totals}, "
                    f"placings {game.placings()}; {mac.text}")
         return
+    from arena.rules.log import DealStart
+    from arena.table_replay import TableReplay
+
     header, entries = _read_record(record)
     names = list(header.get("seats") or [f"seat{i}" for i in range(header.get("players", 0))])
-    typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: {', '.join(names)}")
+    players = int(header.get("players") or len(names))
+    if seat is not None and not 0 <= seat < players:
+        fail(f"--seat {seat}: no such seat; the seats of this game are 0 to {players - 1}")
+    if deal is not None and deal < 1:
+        fail(f"--deal {deal}: deals are numbered from 1")
+    typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: "
+               f"{', '.join(printable(n) for n in names)}" + (f"; as seat {seat} saw it" if seat is not None else ""))
+    board = TableReplay(Header.from_data(header), names, seat, hands=private) if table else None
+    current = 0
     for entry in entries:
-        line = describe(entry, names, full=private)
+        if isinstance(entry, DealStart):
+            current = entry.deal
+        shown = deal is None or current == deal
+        line = describe(entry, names, full=private and seat is None) if shown else None
         if line:
             typer.echo(line)
+        state = board.after(entry) if board is not None else []
+        if shown:
+            for text in state:
+                typer.echo(text)
+    if deal is not None and current < deal:
+        fail(f"--deal {deal}: this game has {current} deal(s)")
 
 
 def _record_mac(record: Path, header: dict[str, Any], key: Path | None) -> MacStatus:
