@@ -102,3 +102,33 @@ def run_game(
                           seat_times=[(seat_times or {}).get(i) for i in range(len(peers))])
         tokens = [p.token for p in peers]
     return result, tokens
+
+
+# A small tournament for runner and cluster tests, 3 bots heads-up: 3 tables x 4 deal-sets x 2 seatings = 24 games.  No random-vs-random
+# table (those games are long); a 10 s decision clock so a busy machine cannot turn a
+# move into a timeout and make two runs differ.
+SMALL = """\
+name = "small"
+variant = "basic"
+seats = 2
+deal_sets = 4
+concurrency = 2
+seed = 7
+records = false
+
+[time]
+decision_ms = 10000
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+
+[[bots]]
+name = "greedy-2"
+command = "greedy"
+
+[[bots]]
+name = "random"
+command = "random"
+"""
+SMALL_GAMES = 24

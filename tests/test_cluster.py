@@ -17,40 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SMALL, SMALL_GAMES
 from tests.dask_cluster import LoopbackCluster
 
 pytestmark = [pytest.mark.slow]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 
-# 3 deterministic-enough bots heads-up (greedy is deterministic; random draws from the game's seeded
-# acts): 3 tables x 4 deal-sets x 2 seatings = 24 games; a long clock so load cannot make runs differ.
-SMALL = """\
-name = "small"
-variant = "basic"
-seats = 2
-deal_sets = 4
-concurrency = 2
-seed = 7
-records = false
-
-[time]
-decision_ms = 10000
-
-[[bots]]
-name = "greedy"
-command = "greedy"
-
-[[bots]]
-name = "greedy-2"
-command = "greedy"
-
-[[bots]]
-name = "random"
-command = "random"
-"""
-SMALL_GAMES = 24
 
 
 @pytest.fixture

@@ -23,41 +23,13 @@ import pytest
 from arena.rules.presets import PRESETS
 from arena.tournament.journal import read
 from arena.tournament.ratings import rate
-from tests.conftest import ROOT, arena_processes
+from tests.conftest import ROOT, SMALL, SMALL_GAMES, arena_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 PRESET_FILES = {name: ROOT / "tournaments" / f"{name}.toml" for name in PRESETS}
 
-# 3 bots heads-up: 3 tables x 4 deal-sets x 2 seatings = 24 games.  No random-vs-random
-# table (those games are long); a 10 s decision clock so a busy machine cannot turn a
-# move into a timeout and make two runs differ.
-SMALL = """\
-name = "small"
-variant = "basic"
-seats = 2
-deal_sets = 4
-concurrency = 2
-seed = 7
-records = false
-
-[time]
-decision_ms = 10000
-
-[[bots]]
-name = "greedy"
-command = "greedy"
-
-[[bots]]
-name = "greedy-2"
-command = "greedy"
-
-[[bots]]
-name = "random"
-command = "random"
-"""
-SMALL_GAMES = 24
 
 
 # -- helpers ----------------------------------------------------------------------
