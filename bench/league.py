@@ -2,16 +2,23 @@
 
 A field of synthetic bots of known strengths (log-strengths drawn from N(0, sd), sd given in Elo);
 a table's placings are drawn from the Plackett-Luce model (strength plus Gumbel noise, sorted),
-each table playing its seatings (4 games at 4 seats, ``rotate``).  After G games the standings
-are the Plackett-Luce fit every format's standings use (``ratings.strengths`` with
-``ratings.league_alpha``), and the figure is Kendall's tau between the true order and the fitted
-one.  Formats: the seeded balanced subset of all tables (what ``max_tables`` gives a round robin),
+each table playing its seatings (4 games at 4 seats, ``rotate``).  After G games every format
+is fitted the same way, by the league fit (``ratings.league_fit``), so the figures compare
+schedules, not fits; the figure is Kendall's tau between the true order and the fitted one.
+Formats: the seeded balanced subset of all tables (what ``max_tables`` gives a round robin),
 Swiss rounds and adaptive rounds (``arena.tournament.matchmaking``), the last two re-fitted after
 every round of n/k tables, as the runner does (warm-started here, to keep the bench short).
+
+The bound: no schedule can beat the information a game carries.  A game tells the most about a
+bot when its three rivals are as strong as it is (``best_information``); a table of the uniform
+subset is four bots from anywhere in the field (``subset_information``, averaged over the field).
+Their ratio is about the most games any schedule can save at a given spread (an estimate: it
+ignores what rounds spend before they know the field), and it is printed beside the figures.
+
 Fields and draws are seeded: the same command prints the same table.
 
-    python -m bench.league [--bots 100] [--seats 4] [--games 500,1000,2000,4000,8000]
-                           [--spreads 150,300,600] [--repeats 3] [--json FILE] [--html FILE]
+    python -m bench.league [--bots 100] [--seats 4] [--games 1000,2000,2667,4000,8000]
+                           [--spreads 300,600,1000] [--repeats 4] [--json FILE] [--html FILE]
 
 ``--html`` draws the curves with the HTML report's chart (``arena.report.charts``), tau x 100.
 """
@@ -19,6 +26,7 @@ Fields and draws are seeded: the same command prints the same table.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from pathlib import Path
@@ -55,7 +63,7 @@ class League:
         self.entries: list[JournalEntry] = []
         self.tables: list[tuple[int, ...]] = []
         self.strength = np.zeros(n)
-        self.alpha = ratings.league_alpha(n)
+        self.cov = np.eye(n)
 
     def play(self, table: tuple[int, ...]) -> None:
         t = len(self.tables)
@@ -72,7 +80,7 @@ class League:
 
     def fit(self) -> None:
         if self.entries:
-            self.strength = ratings.strengths(self.entries, self.names, alpha=self.alpha, start=self.strength)
+            self.strength, self.cov = ratings.league_fit(self.entries, self.names, start=self.strength)
 
     def tau(self) -> float:
         self.fit()
@@ -96,7 +104,7 @@ def run_format(fmt: str, n: int, k: int, budgets: list[int], seed: int, spread: 
         while len(league.entries) < games:
             league.fit()
             per_game = [t for t in league.tables for _ in range(GAMES_PER_TABLE)]
-            tables = league_round(fmt, n, k, seed, r, league.strength if r else None, per_game, byes)
+            tables = league_round(fmt, n, k, seed, r, (league.strength, league.cov) if r else None, per_game, byes)
             seated = {b for t in tables for b in t}
             for b in range(n):
                 byes[b] += b not in seated
@@ -105,6 +113,33 @@ def run_format(fmt: str, n: int, k: int, budgets: list[int], seed: int, spread: 
             r += 1
         taus.append(league.tau())
     return taus
+
+
+def ranking_information(theta: np.ndarray) -> float:
+    """Expected Fisher information about ``theta[0]`` from one Plackett-Luce ranking of these bots (exact)."""
+    total = 0.0
+    for perm in itertools.permutations(range(len(theta))):
+        e = np.exp(theta[list(perm)])
+        chance, info = 1.0, 0.0
+        for i in range(len(theta) - 1):
+            rest = e[i:].sum()
+            chance *= e[i] / rest
+            if 0 in perm[i:]:
+                p = np.exp(theta[0]) / rest
+                info += p * (1.0 - p)
+        total += chance * info
+    return total
+
+
+def best_information(k: int) -> float:
+    """A game's information about a bot whose ``k - 1`` rivals are exactly as strong (the most there is)."""
+    return ranking_information(np.zeros(k))
+
+
+def subset_information(k: int, spread: float, samples: int = 400, seed: int = 0) -> float:
+    """A game's information about a bot of the field (log-strengths N(0, spread)) at a table drawn from it."""
+    rng = np.random.default_rng(seed)
+    return float(np.mean([ranking_information(rng.normal(0.0, spread, k)) for _ in range(samples)]))
 
 
 def first_reaching(budgets: list[int], taus: np.ndarray, target: float) -> int | None:
@@ -122,9 +157,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bots", type=int, default=100)
     ap.add_argument("--seats", type=int, default=4)
-    ap.add_argument("--games", default="500,1000,2000,4000,8000")
-    ap.add_argument("--spreads", default="150,300,600", help="sd of the true strengths, in Elo")
-    ap.add_argument("--repeats", type=int, default=3, help="fields per spread (seeds 0..repeats-1)")
+    ap.add_argument("--games", default="1000,2000,2667,4000,8000")
+    ap.add_argument("--spreads", default="300,600,1000", help="sd of the true strengths, in Elo")
+    ap.add_argument("--repeats", type=int, default=4, help="fields per spread (seeds 0..repeats-1)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     args = ap.parse_args()
@@ -140,6 +175,9 @@ def main() -> None:
         for i, g in enumerate(budgets):
             print(f"{g:>8} " + " ".join(f"{res[f][i]:>9.3f}" for f in FORMATS))
         target = float(res["subset"][-1])
+        bound = best_information(args.seats) / subset_information(args.seats, spread / ratings.ELO_SCALE)
+        print(f"  information bound: a game of rivals as strong as the bot carries {bound:.2f}x a subset table's, "
+              f"so no schedule needs fewer than about {1 / bound:.2f} of the subset's games")
         reach = {}
         for f in ("swiss", "adaptive"):
             need = first_reaching(budgets, res[f], target)
@@ -147,7 +185,7 @@ def main() -> None:
             ratio = f"{need / budgets[-1]:.2f} of the games" if need else "not within these budgets"
             print(f"  {f} reaches the subset's tau at {budgets[-1]} games ({target:.3f}) with {need} games: {ratio}")
         figures.append({"spread_elo": spread, "budgets": budgets, "tau": {f: res[f].tolist() for f in FORMATS},
-                        "reach": reach})
+                        "reach": reach, "bound": 1 / bound})
     print(f"({time.perf_counter() - started:.1f} s)")
     if args.json:
         args.json.write_text(json.dumps({"bots": args.bots, "seats": args.seats, "repeats": args.repeats,

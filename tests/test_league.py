@@ -4,6 +4,7 @@ round-by-round feeding and the standings' Settled column (all in-process, no bot
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -16,7 +17,6 @@ from arena.tournament.config import starter_toml, validate_text
 from arena.tournament.journal import JournalEntry
 from arena.tournament.matchmaking import (
     adaptive_round,
-    information,
     league_round,
     settled,
     swiss_round,
@@ -87,10 +87,10 @@ def test_swiss_avoids_a_table_played_before_where_a_swap_can() -> None:
 
 def test_adaptive_is_deterministic_under_a_seed_and_seats_k_distinct_bots() -> None:
     rng = np.random.default_rng(1)
-    strength, info = rng.normal(size=20), rng.uniform(1, 10, 20)
-    a = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("s"))
-    b = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("s"))
-    c = adaptive_round(strength, info, 4, set(), [0] * 20, random.Random("other"))
+    strength, cov = rng.normal(size=20), np.diag(rng.uniform(0.1, 1.0, 20))
+    a = adaptive_round(strength, cov, 4, set(), [0] * 20, random.Random("s"))
+    b = adaptive_round(strength, cov, 4, set(), [0] * 20, random.Random("s"))
+    c = adaptive_round(strength, cov, 4, set(), [0] * 20, random.Random("other"))
     assert a == b and a != c
     tables, sitting = a
     assert sitting == [] and sorted(x for t in tables for x in t) == list(range(20))
@@ -99,32 +99,87 @@ def test_adaptive_is_deterministic_under_a_seed_and_seats_k_distinct_bots() -> N
 
 def test_adaptive_settled_bots_meet_their_neighbours_and_uncertain_ones_move() -> None:
     strength = np.arange(16, 0, -1, dtype=float)  # bot 0 best, far apart
-    sure = np.full(16, 1e6)
-    tables, _ = adaptive_round(strength, sure, 4, set(), [0] * 16, random.Random(1), explore=0.0)
+    sure = np.eye(16) * 1e-6
+    tables, _ = adaptive_round(strength, sure, 4, set(), [0] * 16, random.Random(1))
     assert tables == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)]
-    unsure = np.full(16, 1e-2)  # nothing known: the draw scatters the order
-    rounds = [adaptive_round(strength, unsure, 4, set(), [0] * 16, random.Random(s), explore=0.0)[0]
-              for s in range(5)]
+    unsure = np.eye(16) * 100.0  # nothing known: the draw scatters the order
+    rounds = [adaptive_round(strength, unsure, 4, set(), [0] * 16, random.Random(s))[0] for s in range(5)]
     assert any(t != tables for t in rounds)
 
 
-def test_adaptive_exploration_floor_places_bots_at_random() -> None:
-    strength = np.arange(40, 0, -1, dtype=float)
-    sure = np.full(40, 1e6)
+def test_adaptive_draws_bots_measured_against_each_other_together() -> None:
+    # bots 0 and 1 each uncertain (variance 4) but their difference known exactly (covariance 4): the joint draw
+    # moves them together, so they stay in the same order, whereas independent draws would swap them half the time
+    strength = np.array([0.3, 0.0, 10.0, -10.0])
+    cov = np.diag([4.0, 4.0, 1e-6, 1e-6])
+    cov[0, 1] = cov[1, 0] = 4.0 - 1e-6
+    together = [adaptive_round(strength, cov, 2, set(), [0] * 4, random.Random(s), floor=0.0)[0] for s in range(40)]
+    assert all(t == [(0, 2), (1, 3)] for t in together)  # order 2, 0, 1, 3 in every draw
+    apart = np.diag(np.diag(cov))
+    alone = [adaptive_round(strength, apart, 2, set(), [0] * 4, random.Random(s), floor=0.0)[0] for s in range(40)]
+    assert any(t == [(1, 2), (0, 3)] for t in alone)
+
+
+def test_adaptive_floor_keeps_a_settled_field_meeting_new_neighbours() -> None:
+    strength = np.arange(40, 0, -1, dtype=float) * 0.05  # neighbours 0.05 apart, known exactly
+    sure = np.eye(40) * 1e-9
     neighbours = [tuple(range(i, i + 4)) for i in range(0, 40, 4)]
-    explored = adaptive_round(strength, sure, 4, set(), [0] * 40, random.Random(2), explore=0.5)[0]
-    assert explored != neighbours
-    assert sorted(x for t in explored for x in t) == list(range(40))
+    assert adaptive_round(strength, sure, 4, set(), [0] * 40, random.Random(2), floor=0.0)[0] == neighbours
+    floored = adaptive_round(strength, sure, 4, set(), [0] * 40, random.Random(2))[0]
+    assert floored != neighbours
+    assert sorted(x for t in floored for x in t) == list(range(40))
+    # the floor moves bots among near neighbours, not across the field
+    assert all(max(t) - min(t) < 12 for t in floored)
 
 
-def test_information_and_settled() -> None:
+def test_settled_reads_the_covariance() -> None:
     s = np.array([2.0, 1.0, 0.0])
-    info = information(s, [(0, 1, 2)] * 10)
-    assert info.shape == (3,) and (info > 0).all()
-    assert info[1] > info[0]  # the middle bot's games are the closest, so the most informative
-    few, many = settled(s, information(s, [(0, 1, 2)])), settled(s, info)
-    assert all(0.5 < f < m < 1.0 for f, m in zip(few, many))
-    assert settled(s, info, [2, 1, 0])[0] < 0.5  # an order against the estimates is probably wrong
+    loose, tight = np.eye(3) * 1.0, np.eye(3) * 0.01
+    few, many = settled(s, loose), settled(s, tight)
+    assert all(0.5 < f < m <= 1.0 for f, m in zip(few, many))
+    assert settled(s, tight, [2, 1, 0])[0] < 0.5  # an order against the estimates is probably wrong
+    # two bots measured against each other: their difference is surer than their variances alone say
+    joint = np.eye(3) * 1.0
+    joint[0, 1] = joint[1, 0] = 0.9
+    assert settled(s, joint)[0] > settled(s, loose)[0]
+    assert settled(s, joint)[0] == pytest.approx(0.5 * math.erfc(-1.0 / math.sqrt(0.2) / math.sqrt(2.0)))
+
+
+def test_league_fit_equals_choix_opt_rankings_and_its_covariance_is_the_inverse_hessian() -> None:
+    import choix
+
+    rng = np.random.default_rng(7)
+    truth = rng.normal(0.0, 1.5, 12)
+    entries, data = [], []
+    for i in range(300):
+        table = rng.choice(12, 4, replace=False)
+        ranking = table[np.argsort(-(truth[table] + rng.gumbel(size=4)))]
+        data.append([int(b) for b in ranking])
+        entries.append(JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=i, set=0, seating=0,
+                                    seats=[f"b{b:02d}" for b in table],
+                                    placings=[int(np.where(ranking == b)[0][0]) + 1 for b in table],
+                                    totals=[0] * 4))
+    names = [f"b{b:02d}" for b in range(12)]
+    theta, cov = ratings.league_fit(entries, names)
+    # choix penalizes alpha * |theta|^2, a prior of precision 2 alpha
+    expected = choix.opt_rankings(12, data, alpha=ratings.LEAGUE_PRIOR / 2, tol=1e-10)
+    assert np.allclose(theta, expected, atol=1e-4)
+    assert abs(theta.sum()) < 1e-6  # the prior centres the MAP: the likelihood does not move the mean
+    assert np.allclose(cov, cov.T) and (np.linalg.eigvalsh(cov) > 0).all()
+    # a warm start converges to the same point
+    again, _ = ratings.league_fit(entries, names, start=theta + rng.normal(0.0, 0.5, 12))
+    assert np.allclose(again, theta, atol=1e-7)
+    # the covariance is the curvature's inverse: a bot seen in more games has the smaller variance
+    busier = ratings.league_fit(entries + entries[:100], names)[1]
+    assert (np.diag(busier) <= np.diag(cov) + 1e-12).all()
+
+
+def test_league_fit_is_finite_for_a_bot_that_always_wins() -> None:
+    entries = [JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=i, set=0, seating=0,
+                            seats=["a", "b", "c", "d"], placings=[1, 2, 3, 4], totals=[0] * 4) for i in range(50)]
+    theta, cov = ratings.league_fit(entries, list("abcd"))
+    assert np.isfinite(theta).all() and np.isfinite(cov).all()
+    assert list(np.argsort(-theta)) == [0, 1, 2, 3]
 
 
 # -- the schedule of a league -------------------------------------------------------------------
@@ -269,11 +324,6 @@ def test_league_standings_show_how_settled_each_place_is() -> None:
     assert "league" not in plain.to_data() and all("settled" not in row for row in plain.to_data()["rows"])
 
 
-def test_league_alpha_shrinks_with_the_field() -> None:
-    assert ratings.league_alpha(1) == ratings.DEFAULT_ALPHA
-    assert ratings.league_alpha(100) == pytest.approx(ratings.DEFAULT_ALPHA / 100)
-
-
 # -- the bench's helpers -----------------------------------------------------------------------
 
 def test_kendall_tau_matches_counting_pairs() -> None:
@@ -288,7 +338,7 @@ def test_kendall_tau_matches_counting_pairs() -> None:
 
 def test_league_round_refuses_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown league format"):
-        league_round("ladder", 8, 4, 1, 1, np.zeros(8), [], [0] * 8)
+        league_round("ladder", 8, 4, 1, 1, (np.zeros(8), np.eye(8)), [], [0] * 8)
 
 
 # -- the rounds file ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Choosing the next round's tables from the results so far: Swiss and adaptive rounds (pure).
 
-Both take the current Plackett-Luce log-strengths (``ratings.strengths``) and return a round's
-tables as sorted tuples of bot numbers; neither knows of deal-sets or seatings (each table still
+Both take the current league fit (``ratings.league_fit``: log-strengths and their posterior
+covariance) and return a round's tables as sorted tuples of bot numbers; neither knows of deal-sets or seatings (each table still
 plays its deal-set under the design's seatings).  Every choice is a function of its arguments and a
 seeded ``random.Random``, so the same journal and seed give the same tables (a resumed run chooses
 again exactly as before; docs/ARCHITECTURE.md section 5).
@@ -9,13 +9,19 @@ again exactly as before; docs/ARCHITECTURE.md section 5).
 - ``swiss_round``: every bot once per round (``n % k`` bots sit out: those with the fewest byes,
   from the bottom of the order), tables of neighbours in the current order, a table played before
   avoided where a swap with a neighbouring table fixes it.
-- ``adaptive_round``: a Swiss round on a *sampled* order: each bot's strength is drawn from its
-  estimate's normal approximation (standard error from the Fisher information of its games,
-  ``information``), and the bots are sorted by the draw.  A settled bot keeps its place and meets
-  its true neighbours; a bot whose place is uncertain moves about and meets the bots it may be
-  confused with, so tables go where they most reduce the ranking's uncertainty.  A share
-  ``explore`` of the bots are placed in the order at random (the floor of exploration).
+- ``adaptive_round``: a Swiss round on a *sampled* order (Thompson sampling): the strengths are
+  drawn jointly from the fit's normal posterior (its covariance, so two bots measured mostly
+  against each other move together), and the bots are sorted by the draw.  A settled bot keeps
+  its place and meets its true neighbours; a bot whose place is uncertain moves about and meets
+  the bots it may be confused with, so tables go where they most reduce the ranking's
+  uncertainty.  The floor of exploration: every draw adds independent noise of sd ``FLOOR``,
+  so even a bot that looks settled keeps meeting new neighbours, and an unseen bot has the
+  prior's large variance, so it lands anywhere.
 - ``settled``: per adjacent pair of the order, the chance that the two are in the right order.
+
+Why this and not more exploration: ``bench/league.py`` measured a share of bots placed at random
+(3% and 10%) and a widened posterior; each cost games, since a game between bots far apart in
+strength says almost nothing about the order.
 """
 
 from __future__ import annotations
@@ -23,12 +29,12 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 Table = tuple[int, ...]
-EXPLORE = 0.1  # share of bots placed at random in an adaptive round
+FLOOR = 0.15  # sd (log-strength, about 26 Elo) of the independent noise in every adaptive draw
 
 
 def _mend(tables: list[list[int]], played: set[Table], k: int) -> list[list[int]]:
@@ -76,74 +82,48 @@ def swiss_round(order: Sequence[int], k: int, played: set[Table], byes: Sequence
     return [tuple(sorted(t)) for t in tables], sitting
 
 
-def pair_chance(d: np.ndarray) -> np.ndarray:
-    """Plackett-Luce chance that a bot finishes ahead of another, from their log-strength difference."""
-    return 1.0 / (1.0 + np.exp(-d))
-
-
-def information(strength: np.ndarray, tables: Iterable[Table]) -> np.ndarray:
-    """Each bot's Fisher information from the tables it played (``p (1 - p)`` per pairing at a table)."""
-    info = np.zeros(len(strength))
-    by_size: dict[int, list[Table]] = {}
-    for t in tables:
-        by_size.setdefault(len(t), []).append(t)
-    for group in by_size.values():
-        idx = np.array(group)
-        s = strength[idx]
-        p = pair_chance(s[:, :, None] - s[:, None, :])
-        np.add.at(info, idx, (p * (1.0 - p)).sum(axis=2))
-    return info
-
-
-def standard_errors(info: np.ndarray) -> np.ndarray:
-    """Each bot's standard error of its log-strength from its information (large for a bot unseen)."""
-    return 1.0 / np.sqrt(np.maximum(info, 1e-2))
-
-
-def settled(strength: np.ndarray, info: np.ndarray, order: Sequence[int] | None = None) -> list[float]:
-    """For each adjacent pair of ``order`` (default: by ``strength``, best first): the chance they are in
-    the right order (normal approximation of each estimate, standard error from ``info``)."""
+def settled(strength: np.ndarray, cov: np.ndarray, order: Sequence[int] | None = None) -> list[float]:
+    """For each adjacent pair of ``order`` (default: by ``strength``, best first): the chance that they are in
+    the right order under the fit's normal posterior (``cov``: the covariance of the log-strengths)."""
     if order is None:
         order = [int(b) for b in np.argsort(-strength, kind="stable")]
-    se = standard_errors(info)
     out = []
     for a, b in itertools.pairwise(order):
-        z = (strength[a] - strength[b]) / math.hypot(se[a], se[b])
-        out.append(0.5 * math.erfc(-z / math.sqrt(2.0)))
+        sd = math.sqrt(max(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 1e-12))
+        out.append(0.5 * math.erfc(-(strength[a] - strength[b]) / sd / math.sqrt(2.0)))
     return out
 
 
-def adaptive_round(strength: np.ndarray, info: np.ndarray, k: int, played: set[Table], byes: Sequence[int],
-                   rng: random.Random, explore: float = EXPLORE) -> tuple[list[Table], list[int]]:
-    """A Swiss round on an order drawn from the estimates' uncertainty (see the module)."""
+def adaptive_round(strength: np.ndarray, cov: np.ndarray, k: int, played: set[Table], byes: Sequence[int],
+                   rng: random.Random, floor: float = FLOOR) -> tuple[list[Table], list[int]]:
+    """A Swiss round on an order drawn from the fit's posterior (see the module)."""
     n = len(strength)
-    se = standard_errors(info)
-    draw = [float(strength[b]) + se[b] * rng.gauss(0.0, 1.0) for b in range(n)]
-    order = sorted(range(n), key=lambda b: -draw[b])
-    wild = [b for b in range(n) if rng.random() < explore]
-    for b in wild:  # the floor of exploration: these bots take a random place
-        order.remove(b)
-        order.insert(rng.randrange(len(order) + 1), b)
+    root = np.linalg.cholesky(cov)
+    joint = np.array([rng.gauss(0.0, 1.0) for _ in range(n)])
+    alone = np.array([rng.gauss(0.0, 1.0) for _ in range(n)])
+    draw = strength + root @ joint + floor * alone
+    order = sorted(range(n), key=lambda b: (-float(draw[b]), b))
     return swiss_round(order, k, played, byes, rng)
 
 
-def league_round(fmt: str, n: int, k: int, seed: int, r: int, strength: np.ndarray | None,
+def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndarray, np.ndarray] | None,
                  games: Sequence[Table], byes: Sequence[int]) -> list[Table]:
     """Round ``r``'s tables of a ``swiss`` or ``adaptive`` league of ``n`` bots at ``k`` seats.
 
-    ``strength``: the fit of the games of rounds before ``r`` (None for round 0: a seeded random
-    order); ``games``: the table of every one of those games (bot numbers, one entry per game);
+    ``fit``: ``ratings.league_fit`` of the games of rounds before ``r`` (None for round 0: a seeded
+    random order); ``games``: the table of every one of those games (bot numbers, one entry per game);
     ``byes[b]``: rounds bot ``b`` sat out.  The round's own ``random.Random`` is seeded by
     (format, seed, round), so a round's choice depends on nothing but these arguments.
     """
     rng = random.Random(f"arena-league:{fmt}:{seed}:{r}")
     played = set(games)
-    if strength is None:
+    if fit is None:
         order = rng.sample(range(n), n)
         return swiss_round(order, k, played, byes, rng)[0]
+    strength, cov = fit
     if fmt == "swiss":
         order = sorted(range(n), key=lambda b: (-float(strength[b]), b))
         return swiss_round(order, k, played, byes, rng)[0]
     if fmt == "adaptive":
-        return adaptive_round(strength, information(strength, games), k, played, byes, rng)[0]
+        return adaptive_round(strength, cov, k, played, byes, rng)[0]
     raise ValueError(f"unknown league format {fmt!r}; expected swiss or adaptive")

@@ -9,6 +9,16 @@ section 5), and ladder points.
   re-implemented here, vectorized with numpy and with a weight per game, so the
   bootstrap can reweight games instead of rebuilding data; with unit weights it
   equals ``choix.ilsr_rankings`` (tested).
+- League fit (``league_fit``, Swiss and adaptive formats): the maximum a
+  posteriori log-strengths under an isotropic normal prior of precision
+  ``LEAGUE_PRIOR`` (``choix.opt_rankings`` with ``alpha = LEAGUE_PRIOR / 2``, tested), found by
+  Newton's method, with the posterior covariance (the inverse Hessian).  A
+  league's games are local (bots of similar standing), and on such a sparse
+  comparison graph the spectral iteration creeps (its Markov chain mixes
+  slowly along the order) and its pseudo-comparisons between every pair pull
+  distant bots together; Newton converges in a few steps whatever the graph,
+  and the covariance is what the adaptive rounds sample from and what the
+  Settled column reads (``matchmaking``).
 - Order independence: entries are sorted by game index before fitting, so the
   result does not depend on the order of the journal, bit for bit.
 - Ties in placings: the tied seats are ordered by a hash of (game id, bot
@@ -41,6 +51,7 @@ from arena.tournament.journal import JournalEntry
 ELO_SCALE = 400.0 / math.log(10.0)
 ELO_MEAN = 1500.0
 DEFAULT_ALPHA = 0.1
+LEAGUE_PRIOR = 0.01  # precision of the league fit's prior: sd 10 in log-strength, about 1,740 Elo
 DEFAULT_RESAMPLES = 200
 POINTS_WIN = 56
 POINTS_PLAYED = 34
@@ -138,6 +149,68 @@ def _ilsr(data: _Data, game_w: np.ndarray, alpha: float, max_iter: int = 200, to
     return params
 
 
+def _map_newton(data: _Data, game_w: np.ndarray, prior: float, start: np.ndarray | None = None,
+                max_iter: int = 100, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """MAP log-strengths under N(0, I / prior) and the Hessian of the negative log-posterior there.
+
+    The log-likelihood of a ranking is the sum over its stages of ``theta[winner] - logsumexp(theta[rest])``;
+    it is concave, so Newton's method with a halving line search converges from any start.
+    """
+    n = data.n
+    theta = np.zeros(n) if start is None else np.asarray(start, dtype=float).copy()
+
+    def evaluate(theta: np.ndarray, hessian: bool) -> tuple[float, np.ndarray, np.ndarray]:
+        value = -0.5 * prior * float(theta @ theta)
+        grad = -prior * theta
+        flat = np.zeros(n * n)
+        for g, idx in data.blocks:
+            w = game_w[idx]
+            t = theta[g]
+            for i in range(g.shape[1] - 1):
+                rest = g[:, i:]
+                top = t[:, i:].max(axis=1, keepdims=True)
+                e = np.exp(t[:, i:] - top)
+                total = e.sum(axis=1)
+                value += float(w @ (t[:, i] - top[:, 0] - np.log(total)))
+                p = e / total[:, None]
+                wp = w[:, None] * p
+                grad += np.bincount(g[:, i], weights=w, minlength=n)
+                grad -= np.bincount(rest.ravel(), weights=wp.ravel(), minlength=n)
+                if hessian:
+                    flat += np.bincount((rest * (n + 1)).ravel(), weights=wp.ravel(), minlength=n * n)
+                    cross = (rest[:, :, None] * n + rest[:, None, :]).ravel()
+                    flat -= np.bincount(cross, weights=(wp[:, :, None] * p[:, None, :]).ravel(), minlength=n * n)
+        return value, grad, flat.reshape(n, n) + prior * np.eye(n)
+
+    value, grad, hess = evaluate(theta, True)
+    for _ in range(max_iter):
+        step = np.linalg.solve(hess, grad)
+        scale = 1.0
+        while True:
+            candidate = theta + scale * step
+            new_value = evaluate(candidate, False)[0]
+            if new_value >= value - 1e-12 or scale < 1e-6:
+                break
+            scale /= 2.0
+        theta = candidate
+        value, grad, hess = evaluate(theta, True)
+        if float(np.abs(scale * step).max()) <= tol:
+            break
+    return theta, hess
+
+
+def league_fit(entries: Iterable[JournalEntry], names: Sequence[str], prior: float = LEAGUE_PRIOR,
+               start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A league's log-strengths of ``names`` (MAP under the normal prior) and their posterior covariance.
+
+    ``start``: log-strengths to iterate from (a warm start: the same fit, faster).
+    """
+    es = _usable(entries)
+    data = _Data(es, list(names))
+    theta, hess = _map_newton(data, np.ones(len(es)), prior, start)
+    return theta, np.linalg.inv(hess)
+
+
 def strengths(entries: Iterable[JournalEntry], names: Sequence[str], alpha: float = DEFAULT_ALPHA,
               weights: Sequence[float] | None = None, start: np.ndarray | None = None) -> np.ndarray:
     """Plackett-Luce log-strengths (centred) of ``names``, in that order.
@@ -167,8 +240,11 @@ def fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None,
 
 
 def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alpha: float = DEFAULT_ALPHA,
-         resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Rating]:
-    """Ratings with seeded bootstrap 95% intervals over deal-sets, keyed by bot, in ``bot_order``."""
+         resamples: int = DEFAULT_RESAMPLES, seed: int = 0, league: bool = False) -> dict[str, Rating]:
+    """Ratings with seeded bootstrap 95% intervals over deal-sets, keyed by bot, in ``bot_order``.
+
+    ``league``: fit with the league fit (``league_fit``) instead of the spectral one (``alpha`` unused).
+    """
     es = _usable(entries)
     names = bot_order(es, bots)
     if not names:
@@ -176,7 +252,12 @@ def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alp
     if not es:
         return {b: Rating(b, ELO_MEAN, ELO_MEAN, ELO_MEAN, 0) for b in names}
     data = _Data(es, names)
-    point = _to_elo(_ilsr(data, np.ones(len(es)), alpha))
+
+    def fitted(w: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+        return _map_newton(data, w, LEAGUE_PRIOR, start)[0] if league else _ilsr(data, w, alpha)
+
+    best = fitted(np.ones(len(es)))
+    point = _to_elo(best)
     games = data.played.sum(axis=0)
     rng = np.random.default_rng(seed)
     samples = np.full((resamples, data.n), np.nan)
@@ -184,7 +265,7 @@ def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alp
         counts = rng.multinomial(data.groups, np.full(data.groups, 1.0 / data.groups))
         w = counts[data.group].astype(float)
         present = (data.played & (w[:, None] > 0)).any(axis=0)
-        samples[r] = np.where(present, _to_elo(_ilsr(data, w, alpha)), np.nan)
+        samples[r] = np.where(present, _to_elo(fitted(w, best)), np.nan)
     out: dict[str, Rating] = {}
     for i, b in enumerate(names):
         col = samples[:, i][~np.isnan(samples[:, i])]
@@ -207,12 +288,3 @@ def ladder_points(entries: Iterable[JournalEntry]) -> dict[str, int]:
                 pts = POINTS_PLAYED
             out[bot] = out.get(bot, 0) + pts
     return out
-
-
-def league_alpha(bots: int) -> float:
-    """The regularization for a field of ``bots``: ``DEFAULT_ALPHA / bots`` (README, Leagues).
-
-    ``alpha`` adds a pseudo-comparison between every pair of bots; with n bots that is n^2 of them,
-    which drown a schedule of local comparisons (Swiss, adaptive), so it shrinks with the field.
-    """
-    return DEFAULT_ALPHA / max(1, bots)

@@ -374,9 +374,8 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
     for e in prev:
         seated[round_of(t, e.index)].update(pos[b] for b in e.seats)
     byes = [sum(b not in s for s in seated) for b in range(len(names))]
-    strength = ratings.strengths(prev, names, alpha=ratings.league_alpha(len(names))) if prev else None
-    chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, strength, games,
-                                      byes)
+    fit = ratings.league_fit(prev, names) if prev else None
+    chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes)
     return tuple(tuple(names[i] for i in table) for table in chosen)
 
 

@@ -22,12 +22,11 @@ score margin of row over column.  Margin intervals are 95% normal intervals
 with standard errors clustered by deal-set (games of one duplicate set are not
 independent).
 
-Leagues (``format = "swiss"`` or ``"adaptive"``): the ratings are fitted with
-``ratings.league_alpha`` (the regularization shrinks with the field), and a
-Settled column gives, for each bot, the chance that it is truly ahead of the
-next bot in the order (normal approximation, standard errors from the Fisher
-information of the games played: ``matchmaking.settled``); csv and json carry
-it as ``settled``.  The other formats' output has neither.
+Leagues (``format = "swiss"`` or ``"adaptive"``): the ratings are the league
+fit (``ratings.league_fit``: MAP by Newton's method), and a Settled column
+gives, for each bot, the chance that it is truly ahead of the next bot in the
+order (the fit's normal posterior, covariance included:
+``matchmaking.settled``); csv and json carry it as ``settled``.  The other formats' output has neither.
 
 Nothing is shown as more certain than it is: an interval over fewer than 2
 deal-sets, or over values without spread, is not shown ("-"); games a bot
@@ -57,8 +56,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from arena.failures import FAILURE_KINDS, column
 from arena.tournament import ratings, schedule
@@ -128,7 +125,7 @@ class Standings:
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved to journal.rejected.jsonl
     within_noise: list[list[str]] = field(default_factory=list)  # runs of adjacent bots whose intervals overlap
     deal_sets: int = 0        # duplicate deal-sets the games came from
-    league: bool = False      # swiss or adaptive: ratings under league_alpha, and the Settled column
+    league: bool = False      # swiss or adaptive: the league fit's ratings, and the Settled column
 
     def to_data(self) -> dict[str, Any]:
         data = asdict(self)
@@ -258,8 +255,7 @@ def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
                resamples: int, problems: list[str], league: bool = False) -> Standings:
     names = ratings.bot_order(entries, bots)
-    alpha = ratings.league_alpha(len(names)) if league else ratings.DEFAULT_ALPHA
-    rated = ratings.rate(entries, names, alpha=alpha, resamples=resamples, seed=seed)
+    rated = ratings.rate(entries, names, resamples=resamples, seed=seed, league=league)
     points = ratings.ladder_points(entries) if ladder else {}
     games = dict.fromkeys(names, 0)
     firsts = dict.fromkeys(names, 0)
@@ -326,11 +322,8 @@ def _with_settled(rows: list[Row], entries: list[JournalEntry], names: list[str]
     from arena.tournament import matchmaking
 
     pos = {b: i for i, b in enumerate(names)}
-    strength = np.zeros(len(names))
-    for r in rows:
-        strength[pos[r.bot]] = (r.rating - ratings.ELO_MEAN) / ratings.ELO_SCALE
-    info = matchmaking.information(strength, [tuple(pos[b] for b in e.seats) for e in entries if len(e.seats) >= 2])
-    ahead = matchmaking.settled(strength, info, [pos[r.bot] for r in rows])
+    strength, cov = ratings.league_fit(entries, names)
+    ahead = matchmaking.settled(strength, cov, [pos[r.bot] for r in rows])
     return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
 
 
