@@ -9,7 +9,7 @@ Formats: the seeded balanced subset of all tables (what ``max_tables`` gives a r
 Swiss rounds and adaptive rounds (``arena.tournament.matchmaking``), the last two re-fitted after
 every round of n/k tables, as the runner does (warm-started here, to keep the bench short).
 
-The bound: no schedule can beat the information a game carries.  A game tells the most about a
+The information ratio: no schedule can beat the information a game carries.  A game tells the most about a
 bot when its three rivals are as strong as it is (``best_information``); a table of the uniform
 subset is four bots from anywhere in the field (``subset_information``, averaged over the field).
 Their ratio is about the most games any schedule can save at a given spread (an estimate: it
@@ -176,8 +176,8 @@ def main() -> None:
             print(f"{g:>8} " + " ".join(f"{res[f][i]:>9.3f}" for f in FORMATS))
         target = float(res["subset"][-1])
         bound = best_information(args.seats) / subset_information(args.seats, spread / ratings.ELO_SCALE)
-        print(f"  information bound: a game of rivals as strong as the bot carries {bound:.2f}x a subset table's, "
-              f"so no schedule needs fewer than about {1 / bound:.2f} of the subset's games")
+        print(f"  information ratio: a game of rivals as strong as the bot carries {bound:.2f}x a subset table's, "
+              f"so a schedule saves at most about that: {1 / bound:.2f} of the subset's games (an estimate)")
         reach = {}
         for f in ("swiss", "adaptive"):
             need = first_reaching(budgets, res[f], target)

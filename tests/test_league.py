@@ -150,11 +150,12 @@ def test_league_fit_equals_choix_opt_rankings_and_its_covariance_is_the_inverse_
 
     rng = np.random.default_rng(7)
     truth = rng.normal(0.0, 1.5, 12)
-    entries, data = [], []
+    entries: list[JournalEntry] = []
+    data: list[tuple[int, ...]] = []
     for i in range(300):
         table = rng.choice(12, 4, replace=False)
         ranking = table[np.argsort(-(truth[table] + rng.gumbel(size=4)))]
-        data.append([int(b) for b in ranking])
+        data.append(tuple(int(b) for b in ranking))
         entries.append(JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=i, set=0, seating=0,
                                     seats=[f"b{b:02d}" for b in table],
                                     placings=[int(np.where(ranking == b)[0][0]) + 1 for b in table],
