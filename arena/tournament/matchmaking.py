@@ -1,8 +1,8 @@
 """Choosing the next round's tables from the results so far: Swiss and adaptive rounds (pure).
 
 Both take the current league fit (``ratings.league_fit``: log-strengths and their posterior
-covariance) and return a round's tables as sorted tuples of bot numbers; neither knows of deal-sets or seatings (each table still
-plays its deal-set under the design's seatings).  Every choice is a function of its arguments and a
+covariance) and return a round's tables as sorted tuples of bot numbers; neither knows of
+deal-sets or seatings (each table still plays its deal-set under the design's seatings).  Every choice is a function of its arguments and a
 seeded ``random.Random``, so the same journal and seed give the same tables (a resumed run chooses
 again exactly as before; docs/ARCHITECTURE.md section 5).
 
@@ -19,8 +19,8 @@ again exactly as before; docs/ARCHITECTURE.md section 5).
   prior's large variance, so it lands anywhere.
 - ``settled``: per adjacent pair of the order, the chance that the two are in the right order.
 
-Why this and not more exploration: ``bench/league.py`` measured a share of bots placed at random
-(3% and 10%) and a widened posterior; each cost games, since a game between bots far apart in
+Why this and not more exploration: in the simulation of ``bench/league.py`` (100 bots), a share
+of bots placed at random (3% and 10%) and a posterior widened 2x each cost games, since a game between bots far apart in
 strength says almost nothing about the order.
 """
 
