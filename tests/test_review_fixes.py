@@ -12,13 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from arena.integrity import make_key
 from arena.referee.compliance import OUTPUT_LIMIT, _Checker
 from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.tournament import standings
-from arena.tournament.config import Tournament, validate_text, write_resolved
-from arena.tournament.journal import Journal, JournalEntry
-from arena.tournament.schedule import iter_games
+from arena.tournament.config import Tournament, validate_text
+from tests.test_standings_truth import folder_of
 
 
 def test_different_bot_names_never_share_a_log_file(tmp_path: Path) -> None:
@@ -100,22 +98,13 @@ def test_a_history_the_file_grew_from_is_accepted() -> None:
 
 def _without_d(tmp_path: Path) -> Path:
     """A results folder of A, B, C, D heads-up where A beats B beats C and no game of D is played yet."""
-    text = ('name = "part"\nvariant = "basic"\nseats = 2\ndeal_sets = 2\n'
-            + "".join(f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in "ABCD"))
-    t, errors = validate_text(text, base_dir=tmp_path)
-    assert t is not None, errors
-    folder = tmp_path / "results"
-    write_resolved(t, folder)
-    key = make_key(folder)
-    with Journal(folder, key) as j:
-        for g in iter_games(t, key):
-            if "D" in g.seats:
-                continue
-            placings = [sorted(g.seats).index(b) + 1 for b in g.seats]
-            j.append(JournalEntry(index=g.index, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
-                                  seating=g.seating, seats=list(g.seats), placings=placings,
-                                  totals=[10 * (2 - p) for p in placings], failures=[{}, {}], forfeited=[]))
-    return folder
+    def result(g):
+        if "D" in g.seats:
+            return None
+        placings = [sorted(g.seats).index(b) + 1 for b in g.seats]
+        return placings, [10 * (2 - p) for p in placings]
+
+    return folder_of(tmp_path, list("ABCD"), 2, 2, result)
 
 
 def test_a_bot_with_no_games_is_ranked_last_without_a_rating(tmp_path: Path) -> None:

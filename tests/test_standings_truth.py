@@ -19,7 +19,8 @@ from arena.tournament.schedule import iter_games
 
 def folder_of(tmp_path: Path, names: list[str], seats: int, deal_sets: int,
               result, extra: str = "") -> Path:
-    """A results folder whose journal holds every game of the schedule, ``result(game) -> (placings, totals, ...)``."""
+    """A results folder whose journal holds the games of the schedule, ``result(game) -> (placings, totals, ...)``
+    (``None``: the game is not played yet)."""
     text = (f'name = "truth"\nvariant = "basic"\nseats = {seats}\ndeal_sets = {deal_sets}\n{extra}\n'
             + "".join(f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in names))
     t, errors = validate_text(text, base_dir=tmp_path)
@@ -29,7 +30,10 @@ def folder_of(tmp_path: Path, names: list[str], seats: int, deal_sets: int,
     key = make_key(folder)
     with Journal(folder, key) as j:
         for g in iter_games(t, key):
-            placings, totals, *rest = result(g)
+            played = result(g)
+            if played is None:
+                continue
+            placings, totals, *rest = played
             failures, forfeited = rest if rest else ([{} for _ in g.seats], [])
             j.append(JournalEntry(index=g.index, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
                                   seating=g.seating, seats=list(g.seats), placings=placings, totals=totals,
