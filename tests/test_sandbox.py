@@ -76,7 +76,8 @@ cwd = "bots/other"
             assert str(r[key]).startswith("refused"), (key, r[key])
         assert r["run_marker"] is None
         assert not [k for k in r["environment"] if k.startswith("ARENA_") and k not in ("ARENA_TOKEN", "ARENA_ENDPOINT",
-                                                                                        "ARENA_SESSION", "ARENA_BOT_ID")]
+                                                                                        "ARENA_SESSION", "ARENA_BOT_ID",
+                                                                                        "ARENA_REFEREE")]
     with pytest.raises(BlockingIOError):
         listener.accept()  # nobody connected
     # Every seat was played by its own bot: the hello behind each seat's own gate is in the record.

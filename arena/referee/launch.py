@@ -11,6 +11,11 @@ its children, not init's), every bot and everything it forks carries the
 referee's ``ARENA_SESSION`` marker in its environment, and ``kill_all`` (at
 exit, on SIGTERM/SIGHUP) kills every descendant with that marker.
 ``sweep(marker)`` does the same for leftovers of an earlier, killed run.
+A referee killed outright (SIGKILL) runs none of that: its bots die by
+``PR_SET_PDEATHSIG``, and the undertaker (``arena/referee/undertaker.py``, one
+per referee process) kills whatever carries the referee's ``ARENA_REFEREE``
+marker after it, which covers the processes that had not yet asked for that
+signal when the referee died (bubblewrap's sandbox child, while it starts).
 
 Resource limits (``Limits``) are watched by the referee over the whole
 process tree (memory as resident set size, CPU seconds, number of
@@ -66,6 +71,8 @@ BOT_MARKER = "ARENA_BOT_ID"  # one per launched bot process, inherited by all it
 # test suite, or a tournament runner) keeps it, so the whole tree can be found.
 SESSION = os.environ.get(MARKER) or secrets.token_hex(8)
 RUN_MARKER = "ARENA_RUN"  # set by the tournament runner: the results folder
+REFEREE_MARKER = "ARENA_REFEREE"  # one per referee process: what its undertaker kills
+UNDERTAKER = str(Path(__file__).with_name("undertaker.py"))
 
 
 def _libc() -> Any:
@@ -117,15 +124,19 @@ def _on_signal(signum: int, _frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
-_installed = False
+_installed_in = 0  # the pid that installed the clean-up (a forked child installs its own)
+_referee_id = ""
 
 
-def install_cleanup() -> None:
-    """Kill bots on normal exit, SIGTERM and SIGHUP (Ctrl-C arrives as KeyboardInterrupt and exits normally)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
+def install_cleanup() -> str:
+    """Kill bots on normal exit, SIGTERM and SIGHUP (Ctrl-C arrives as KeyboardInterrupt and exits
+    normally), and after any death of this process (the undertaker); returns this referee's marker."""
+    global _installed_in, _referee_id
+    if _installed_in == os.getpid():
+        return _referee_id
+    _installed_in = os.getpid()
+    _referee_id = secrets.token_hex(8)
+    _start_undertaker(_referee_id)
     libc = _libc()
     if libc is not None:
         libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphaned bot descendants stay ours
@@ -134,6 +145,25 @@ def install_cleanup() -> None:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(sig) in (signal.SIG_DFL, None):
                 signal.signal(sig, _on_signal)
+    return _referee_id
+
+
+def _start_undertaker(referee_id: str) -> None:
+    """Start this process's undertaker; it holds the read end of a pipe only we can close."""
+    read_end, write_end = os.pipe()  # not inheritable: no bot gets the write end
+    try:
+        undertaker = subprocess.Popen([sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id], stdin=read_end,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         close_fds=True, env={})  # no marker of ours: no sweep kills it before its time
+    except OSError:
+        os.close(write_end)  # no undertaker: the subreaper and PR_SET_PDEATHSIG still stand
+    else:
+        _undertaker.append((undertaker, write_end))
+    finally:
+        os.close(read_end)
+
+
+_undertaker: list[tuple[subprocess.Popen[bytes], int]] = []  # its pipe is held open for the life of this process
 
 
 def die_with_parent(parent: int | None = None, libc: Any = None) -> None:
@@ -246,7 +276,7 @@ class BotProcess:
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
                  cwd: Path | None, infra_depth: int) -> None:
-        install_cleanup()
+        env[REFEREE_MARKER] = install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.log_path = log_path
