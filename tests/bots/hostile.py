@@ -17,13 +17,14 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
                 no process owns)
   threads       at its 2nd request starts 40 sleeping threads
   cpu_orphans   at its 2nd request starts 10 orphans that each burn 0.5 s of CPU and exit (the
-                gate, not the bot, reaps them)
+                gate, not the bot, reaps them), and replies once they all have
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import threading
 import time
@@ -47,7 +48,8 @@ def escape(tag: str) -> None:
 
 
 def burn_as_orphan(seconds: float) -> None:
-    """A grandchild that computes for ``seconds`` of CPU after its parent is gone (its reaper is the gate)."""
+    """A grandchild that computes for ``seconds`` of CPU after its parent is gone (its reaper is the gate);
+    it holds every fd the bot had open, until it ends."""
     if os.fork() == 0:
         if os.fork() == 0:
             until = time.process_time() + seconds
@@ -56,6 +58,21 @@ def burn_as_orphan(seconds: float) -> None:
             os._exit(0)
         os._exit(0)
     os.wait()
+
+
+def wait_for_orphans(seconds: float, count: int, wall_s: float) -> None:
+    """Start ``count`` orphans that burn ``seconds`` of CPU each; return once all have ended (however
+    loaded the machine), or after ``wall_s``."""
+    read_end, write_end = os.pipe()
+    for _ in range(count):
+        burn_as_orphan(seconds)
+    os.close(write_end)
+    deadline = time.monotonic() + wall_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], 0.1)
+        if ready and not os.read(read_end, 1):
+            break  # every orphan closed it: they have all ended
+    os.close(read_end)
 
 
 def flood(endpoint: str, stop: threading.Event) -> None:
@@ -177,9 +194,7 @@ def main() -> int:
                 threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
             time.sleep(1)
         if mode == "cpu_orphans" and requests == 2:
-            for _ in range(10):
-                burn_as_orphan(0.5)
-            time.sleep(4)  # within its decision: the orphans burn 5 s of CPU meanwhile
+            wait_for_orphans(0.5, 10, wall_s=12)  # within its decision: 5 s of CPU, none of it the bot's own
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched
