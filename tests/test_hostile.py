@@ -5,6 +5,7 @@ stays bounded, and no process outlives the game (escaped ones included)."""
 from __future__ import annotations
 
 import secrets
+import time
 
 import psutil
 import pytest
@@ -137,3 +138,15 @@ def test_limits_cover_what_no_process_owns(tmp_path, mode, limits, word):
     res = failures_of(result, 0)
     assert res and res[0].kind == "resource" and word in res[0].reason, res
     honest_clean(result, [1])
+
+
+def test_a_thousand_idle_processes_do_not_make_the_referee_busy(tmp_path):
+    # Measuring a tree of 1,000 processes ten times a second would keep the referee's CPU busy; its
+    # scans and the watcher's passes come at most every 9 times their own cost instead.
+    wall, cpu = time.monotonic(), time.process_time()
+    result, _ = run_game("basic", [hostile("idle_procs"), "greedy"], tmp_path, seed=39,
+                         time_control=TimeControl(start_ms=10000, decision_ms=15000),
+                         limits={0: Limits(memory_mb=1 << 20, cpu_seconds=600, processes=5000)})  # none reached
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    honest_clean(result, [0, 1])  # the hostile seat too: it broke no rule and no limit
+    assert cpu < 0.4 * wall, f"the referee used {cpu:.1f} s of CPU in a {wall:.1f} s game"

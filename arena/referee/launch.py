@@ -268,6 +268,50 @@ def _tmpfs_used(pid: int, folder: str) -> int:
         return 0
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 TREE_REFRESH_S = 0.2  # how often a bot's process tree is listed again for its CPU time
+# Listing the machine's processes costs in proportion to how many there are, and a bot can start
+# thousands: no scan (nor watcher pass) comes sooner than this many times its own CPU cost after
+# the last, so they take at most a tenth of a core whatever bots do (they are then less frequent).
+COST_RATIO = 9
+
+
+def _scan_children() -> dict[int, list[int]]:
+    """Every process's children, from /proc (a few times cheaper than psutil's listing)."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(b")") + 2:].split(b" ", 2)[1])  # after "(comm) ": state, ppid
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid:
+            children.setdefault(ppid, []).append(int(name))
+    return children
+
+
+class ProcessMap:
+    """The machine's parent-to-children map, shared by every bot of this referee and listed again
+    only when older than asked for, and never sooner than ``COST_RATIO`` times its last cost."""
+
+    def __init__(self) -> None:
+        self._children: dict[int, list[int]] = {}
+        self._at = -float("inf")
+        self._cost = 0.0
+        self._lock = threading.Lock()
+
+    def children(self, fresh_s: float = 0.0) -> dict[int, list[int]]:
+        with self._lock:
+            if time.monotonic() - self._at > max(fresh_s, COST_RATIO * self._cost):
+                spent = time.thread_time()
+                self._children = _scan_children()
+                self._cost = time.thread_time() - spent
+                self._at = time.monotonic()
+            return self._children
+
+
+PROCESSES = ProcessMap()
 
 
 class BotProcess:
@@ -413,7 +457,7 @@ class BotProcess:
         """CPU time used so far by the live processes of the compartment (nanosecond clocks, cheap)."""
         now = time.monotonic()
         if now - self._tree_at > TREE_REFRESH_S:
-            self._tree = [p.pid for p in self.tree()] or [self.pid]
+            self._tree = [pid for level in self._levels(PROCESSES.children(TREE_REFRESH_S)) for pid in level]
             self._tree_at = now
         return tree_cpu_seconds(self._tree)
 
@@ -500,15 +544,6 @@ class BotProcess:
             return False
 
 
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for p in psutil.process_iter(["ppid"]):
-        ppid = p.info["ppid"]
-        if ppid:
-            children.setdefault(ppid, []).append(p.pid)
-    return children
-
-
 class Watcher:
     """A thread that measures every bot with limits, all the time (not only while it decides),
     and kills a bot over a limit at once; the referee reads ``violation`` at its next step."""
@@ -535,7 +570,7 @@ class Watcher:
             procs = list(self._procs.values())
         if not procs:
             return
-        children = _children_map()
+        children = PROCESSES.children(self.interval_s)
         for proc in procs:
             if proc.violation is not None or not proc.alive():
                 continue
@@ -545,16 +580,19 @@ class Watcher:
                 _kill_tree(proc.pid, children)
 
     def _run(self) -> None:
+        cost = 0.0
         while True:
-            time.sleep(self.interval_s)
-            with self._lock:
+            time.sleep(max(self.interval_s, COST_RATIO * cost))  # a bot with thousands of processes is
+            with self._lock:                                     # measured less often, not at our expense
                 if not self._procs:
                     self._thread = None
                     return
+            spent = time.thread_time()
             try:
                 self.check_now()
             except Exception:  # noqa: BLE001 - the watcher must outlive any oddity of /proc
-                continue
+                pass
+            cost = time.thread_time() - spent
 
 
 def _kill_tree(pid: int, children: dict[int, list[int]]) -> None:

@@ -18,6 +18,7 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
   threads       at its 2nd request starts 40 sleeping threads
   cpu_orphans   at its 2nd request starts 10 orphans that each burn 0.5 s of CPU and exit (the
                 gate, not the bot, reaps them), and replies once they all have
+  idle_procs    at its 2nd request starts 1,000 processes that sleep, then thinks for 4 s
 """
 
 from __future__ import annotations
@@ -195,6 +196,12 @@ def main() -> int:
             time.sleep(1)
         if mode == "cpu_orphans" and requests == 2:
             wait_for_orphans(0.5, 10, wall_s=12)  # within its decision: 5 s of CPU, none of it the bot's own
+        if mode == "idle_procs" and requests == 2:
+            for _ in range(1000):
+                if os.fork() == 0:
+                    time.sleep(600)
+                    os._exit(0)
+            time.sleep(4)
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched
