@@ -4,7 +4,10 @@ stays bounded, and no process outlives the game (escaped ones included)."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import subprocess
+import sys
 import time
 
 import psutil
@@ -12,7 +15,7 @@ import pytest
 
 from arena.settings import Limits, TimeControl
 from bench.flood import PeakRss
-from tests.conftest import hostile, run_game
+from tests.conftest import ROOT, hostile, run_game
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
 
@@ -106,6 +109,22 @@ def test_escaped_process_dies_with_the_sandbox(tmp_path):
                              env={0: {"ESCAPE_TAG": tag}})
         assert not result.failures[0] and not result.failures[1]
         assert not _escaped(tag), "an escaped process outlived the game"
+    finally:
+        for p in _escaped(tag):
+            p.kill()
+
+
+def test_without_the_sandbox_an_escaped_process_dies_when_the_referee_ends(tmp_path):
+    # No sandbox, so no PID namespace: the escapee is adopted by the referee (a subreaper), and,
+    # with an empty environment, carries no marker; the referee kills it as it ends.
+    tag = f"{3600 + secrets.randbelow(10**6) / 10**7:.7f}"
+    try:
+        got = subprocess.run([sys.executable, "-m", "arena", "play", "basic", hostile("escape"), "greedy",
+                              "--seed", "37", "--no-sandbox", "--record", str(tmp_path / "game.jsonl")],
+                             cwd=ROOT, env={**os.environ, "ESCAPE_TAG": tag}, capture_output=True, text=True,
+                             timeout=120)
+        assert got.returncode == 0, got.stderr
+        assert not _escaped(tag), "an escaped process outlived the referee"
     finally:
         for p in _escaped(tag):
             p.kill()

@@ -9,7 +9,9 @@ Nothing may survive the referee, not even a grandchild that left the bot's
 process group: the referee is a child subreaper (orphans of its bots become
 its children, not init's), every bot and everything it forks carries the
 referee's ``ARENA_SESSION`` marker in its environment, and ``kill_all`` (at
-exit, on SIGTERM/SIGHUP) kills every descendant with that marker.
+exit, on SIGTERM/SIGHUP) kills every descendant with that marker; at the end
+the referee also kills its children in sessions not its own: bots' orphans
+(one that cleared its environment has no marker).
 ``sweep(marker)`` does the same for leftovers of an earlier, killed run.
 A referee killed outright (SIGKILL) runs none of that: its bots die by
 ``PR_SET_PDEATHSIG``, and the undertaker (``arena/referee/undertaker.py``, one
@@ -118,8 +120,28 @@ def kill_all() -> None:
     sweep(MARKER, SESSION)
 
 
-def _on_signal(signum: int, _frame: Any) -> None:
+def _at_exit() -> None:
     kill_all()
+    _kill_adopted()
+
+
+def _kill_adopted() -> None:
+    """Kill our children in sessions not ours, other than the undertaker: we start no such process
+    but bots, so these are their orphans, adopted by us (the subreaper); one that dropped its
+    environment carries no marker for ``sweep``.  Only at the end: a live human seat's tmux is one."""
+    keep = {u.pid for u, _fd in _undertaker}
+    mine = os.getsid(0)
+    for child in psutil.Process().children():
+        try:
+            if child.pid not in keep and os.getsid(child.pid) != mine:
+                child.kill()
+                child.wait(1)
+        except (psutil.Error, OSError):
+            continue
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    _at_exit()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
@@ -140,7 +162,7 @@ def install_cleanup() -> str:
     libc = _libc()
     if libc is not None:
         libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphaned bot descendants stay ours
-    atexit.register(kill_all)
+    atexit.register(_at_exit)
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(sig) in (signal.SIG_DFL, None):
