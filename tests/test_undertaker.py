@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -40,17 +41,17 @@ else:  # bwrap's parent blocks on a pipe the test holds, so its child waits on b
     p = subprocess.Popen(argv, env=env, pass_fds=(block, info), start_new_session=True,
                          preexec_fn=launch.die_with_parent)
 undertaker = [c.pid for c in __import__("psutil").Process().children() if c.pid != p.pid]
-print(p.pid, *undertaker, flush=True)
+print(p.pid, *undertaker, launch.private_folder(), flush=True)
 time.sleep(600)
 """
 
 
-def start(mode: str, block: int = -1) -> tuple[subprocess.Popen[str], int, int]:
+def start(mode: str, block: int = -1) -> tuple[subprocess.Popen[str], int, int, Path]:
     referee = subprocess.Popen([sys.executable, "-c", REFEREE, mode, str(block)], cwd=ROOT, stdout=subprocess.PIPE,
                                text=True, start_new_session=True, pass_fds=(block,) if block >= 0 else ())
     assert referee.stdout is not None
-    child, undertaker = (int(x) for x in referee.stdout.readline().split())
-    return referee, child, undertaker
+    child, undertaker, folder = referee.stdout.readline().split()
+    return referee, int(child), int(undertaker), Path(folder)
 
 
 def gone(pid: int, timeout: float = 10.0) -> bool:
@@ -72,18 +73,20 @@ def kill_9(referee: subprocess.Popen[str]) -> None:
 
 
 def test_a_process_that_escaped_the_referee_dies_after_its_sigkill() -> None:
-    referee, child, undertaker = start("escaped")
+    referee, child, undertaker, folder = start("escaped")
     try:
         assert not gone(child, timeout=0.3), "the escaped process should live while its referee does"
+        assert folder.is_dir()
         kill_9(referee)
         assert gone(child), "the escaped process outlived its SIGKILLed referee"
         assert gone(undertaker), "the undertaker should end once its work is done"
+        assert not folder.exists(), "the referee's private folder (gates' sockets) was left behind"
     finally:
         kill_9(referee)
 
 
 def test_the_undertaker_kills_only_what_carries_its_referees_marker() -> None:
-    referee, child, undertaker = start("unmarked")
+    referee, child, undertaker, _folder = start("unmarked")
     try:
         kill_9(referee)
         assert gone(undertaker)
@@ -99,7 +102,7 @@ def test_the_undertaker_kills_only_what_carries_its_referees_marker() -> None:
 @pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))
 def test_a_sandbox_child_left_waiting_by_a_killed_bwrap_dies_too() -> None:
     block, unblock = os.pipe()  # held here, so the referee's death does not unblock bwrap's parent
-    referee, outer, undertaker = start("bwrap", block)
+    referee, outer, undertaker, _folder = start("bwrap", block)
     os.close(block)
     try:
         deadline = time.monotonic() + 10

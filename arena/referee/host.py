@@ -14,7 +14,6 @@ from __future__ import annotations
 import secrets
 import shutil
 import socket
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import msgspec
 
 from arena.referee import wire
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
-from arena.referee.launch import BotProcess, launch, log_path, log_tail
+from arena.referee.launch import BotProcess, launch, log_path, log_tail, private_folder
 from arena.settings import BotSpec, TimeControl
 from protocol.messages import (
     MAX_MESSAGE_BYTES,
@@ -186,7 +185,7 @@ class BotHost:
 
     def _private(self) -> Path:
         if self._private_dir is None:
-            self._private_dir = Path(tempfile.mkdtemp(prefix="arena-gates-"))
+            self._private_dir = private_folder()
         return self._private_dir
 
     def _exit_problem(self, peer: Peer) -> tuple[str, str]:

@@ -38,6 +38,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -170,11 +171,22 @@ def install_cleanup() -> str:
     return _referee_id
 
 
+def private_folder() -> Path:
+    """A new private folder of this referee (for gates' sockets); its undertaker removes it if we cannot."""
+    return Path(tempfile.mkdtemp(prefix=_private_prefix(install_cleanup())))
+
+
+def _private_prefix(referee_id: str) -> str:
+    return f"arena-gates-{referee_id}-"
+
+
 def _start_undertaker(referee_id: str) -> None:
     """Start this process's undertaker; it holds the read end of a pipe only we can close."""
     read_end, write_end = os.pipe()  # not inheritable: no bot gets the write end
+    folders = os.path.join(tempfile.gettempdir(), _private_prefix(referee_id))
     try:
-        undertaker = subprocess.Popen([sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id], stdin=read_end,
+        undertaker = subprocess.Popen([sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders],
+                                      stdin=read_end,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True, env={})  # no marker of ours: no sweep kills it before its time
     except OSError:

@@ -11,16 +11,20 @@ session of its own with the read end of a pipe as stdin.  Only the referee
 holds the write end and never writes to it, so EOF comes when the referee
 exits or is killed.  The undertaker then kills every process whose
 environment holds ``KEY=VALUE`` (the referee's own marker, which every bot and
-bwrap process it starts carries) and scans again until none is left.
+bwrap process it starts carries) and scans again until none is left.  Then it
+removes the folders whose path starts with ``PREFIX`` (the referee's private
+folders for gates' sockets, named after its marker).
 
 Only the standard library is imported, so it starts in milliseconds.
 
-Usage: ``python undertaker.py KEY VALUE``
+Usage: ``python undertaker.py KEY VALUE PREFIX``
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import signal
 import sys
 import time
@@ -46,7 +50,7 @@ def marked(entry: bytes) -> list[int]:
 
 
 def main(argv: list[str]) -> int:
-    key, value = argv
+    key, value, prefix = argv
     entry = f"{key}={value}".encode()
     while os.read(0, 4096):  # the referee never writes: this returns b"" at its end
         pass
@@ -58,6 +62,8 @@ def main(argv: list[str]) -> int:
             except OSError:
                 pass
         time.sleep(0.02)
+    for folder in glob.glob(glob.escape(prefix) + "*"):
+        shutil.rmtree(folder, ignore_errors=True)
     return 1 if pids else 0
 
 
