@@ -185,10 +185,10 @@ def _start_undertaker(referee_id: str) -> None:
     read_end, write_end = os.pipe()  # not inheritable: no bot gets the write end
     folders = os.path.join(tempfile.gettempdir(), _private_prefix(referee_id))
     try:
-        undertaker = subprocess.Popen([sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders],
-                                      stdin=read_end,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         close_fds=True, env={})  # no marker of ours: no sweep kills it before its time
+        undertaker = subprocess.Popen(
+            [sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders], stdin=read_end,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            env={})  # no marker of ours: no sweep kills it before its time
     except OSError:
         os.close(write_end)  # no undertaker: the subreaper and PR_SET_PDEATHSIG still stand
     else:
