@@ -240,10 +240,12 @@ def fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None,
 
 
 def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alpha: float = DEFAULT_ALPHA,
-         resamples: int = DEFAULT_RESAMPLES, seed: int = 0, league: bool = False) -> dict[str, Rating]:
+         resamples: int = DEFAULT_RESAMPLES, seed: int = 0, league: bool = False,
+         fit: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Rating]:
     """Ratings with seeded bootstrap 95% intervals over deal-sets, keyed by bot, in ``bot_order``.
 
-    ``league``: fit with the league fit (``league_fit``) instead of the spectral one (``alpha`` unused).
+    ``league``: fit with the league fit (``league_fit``) instead of the spectral one (``alpha`` unused);
+    ``fit``: that fit of these entries and bots, when the caller already has it (not fitted again).
     """
     es = _usable(entries)
     names = bot_order(es, bots)
@@ -260,7 +262,7 @@ def rate(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None, alp
         # several times cheaper than iterating to convergence, and close to it: the start is near the maximum
         return _map_newton(data, w, LEAGUE_PRIOR, start, max_iter=100 if start is None else 1)[0]
 
-    best = fitted(np.ones(len(es)))
+    best = fit[0] if league and fit is not None else fitted(np.ones(len(es)))
     point = _to_elo(best)
     games = data.played.sum(axis=0)
     rng = np.random.default_rng(seed)

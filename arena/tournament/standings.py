@@ -57,6 +57,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from arena.failures import FAILURE_KINDS, column
 from arena.tournament import ratings, schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, read_resolved
@@ -255,7 +257,8 @@ def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
                resamples: int, problems: list[str], league: bool = False) -> Standings:
     names = ratings.bot_order(entries, bots)
-    rated = ratings.rate(entries, names, resamples=resamples, seed=seed, league=league)
+    fit = ratings.league_fit(entries, names) if league and entries else None  # the ratings' and Settled's
+    rated = ratings.rate(entries, names, resamples=resamples, seed=seed, league=league, fit=fit)
     points = ratings.ladder_points(entries) if ladder else {}
     games = dict.fromkeys(names, 0)
     firsts = dict.fromkeys(names, 0)
@@ -309,20 +312,21 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
             failures={k: fails[b].get(k, 0) for k in kinds},
             rating_low=rated[b].low, rating_high=rated[b].high,
         ))
-    if league and entries:
-        rows = _with_settled(rows, entries, names)
+    if fit is not None:
+        rows = _with_settled(rows, names, fit)
     cross = {a: {b: (_pair(pair[a][b], wld[a][b]) if b != a else None) for b in order} for a in order}
     deal_sets = len({(e.table, e.set) for e in entries})
     return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems),
                      within_noise=_noise_runs(rows) if deal_sets >= 2 else [], deal_sets=deal_sets, league=league)
 
 
-def _with_settled(rows: list[Row], entries: list[JournalEntry], names: list[str]) -> list[Row]:
-    """Each row with the chance that its bot is truly ahead of the next row's (the last row: None)."""
+def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray]) -> list[Row]:
+    """Each row with the chance that its bot is truly ahead of the next row's (the last row: None),
+    from the league fit ``fit`` (strengths of ``names`` and their covariance)."""
     from arena.tournament import matchmaking
 
     pos = {b: i for i, b in enumerate(names)}
-    strength, cov = ratings.league_fit(entries, names)
+    strength, cov = fit
     ahead = matchmaking.settled(strength, cov, [pos[r.bot] for r in rows])
     return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
 
