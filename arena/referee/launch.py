@@ -264,9 +264,7 @@ def tree_cpu_seconds(pids: list[int], reaped: bool = False) -> float:
     for pid in pids:
         if reaped:
             try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-                total += sum(int(x) for x in fields[11:15]) / _TICKS  # utime, stime, cutime, cstime
+                total += sum(int(x) for x in _stat(pid)[11:15]) / _TICKS  # utime, stime, cutime, cstime
             except (OSError, IndexError, ValueError):
                 continue
         else:
@@ -275,6 +273,12 @@ def tree_cpu_seconds(pids: list[int], reaped: bool = False) -> float:
             except OSError:
                 continue
     return total
+
+
+def _stat(pid: int | str) -> list[bytes]:
+    """The fields of /proc/PID/stat after the command name (state first, then ppid, ...)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -315,9 +319,7 @@ def _scan_children() -> dict[int, list[int]]:
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rindex(b")") + 2:].split(b" ", 2)[1])  # after "(comm) ": state, ppid
+            ppid = int(_stat(name)[1])
         except (OSError, ValueError, IndexError):
             continue
         if ppid:
