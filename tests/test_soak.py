@@ -136,9 +136,11 @@ def test_soak_with_kills_and_resume(tmp_path):
             kinds[e.seats[seat]].update(k for k, n in fails.items() if n)
     assert kinds["greedy"] == set() and kinds["random"] == set(), kinds
     for mode, allowed in ADVERSARIES.items():
-        assert kinds[mode] <= allowed, (mode, kinds[mode])
+        # A 400 ms wall clock can time any misbehave.py bot out on a loaded machine (its own slowness,
+        # never the referee's: the honest bots above stay clean); every other kind must be its own.
+        assert kinds[mode] <= allowed | {"timeout"}, (mode, kinds[mode])
         if mode not in MAY_BE_QUIET:
-            assert kinds[mode], f"{mode} caused no failure at all"
+            assert kinds[mode] & allowed, f"{mode} never caused its own failure: {kinds[mode]}"
 
     # Memory: the referee (runner + workers) stays flat over the last run.
     rss = [(e.index, e.runner_rss_mb) for e in contents.entries if e.runner_rss_mb]
