@@ -181,6 +181,54 @@ def check_steps(tab: Any, record: Path) -> dict[int, dict[str, Any]]:
     return expected
 
 
+STEP_ALL = """() => {
+  const read = () => ({
+    step: Number(document.getElementById('step').dataset.step),
+    hands: [...document.querySelectorAll('#seats .seat')].map(s => [...s.querySelectorAll('.hand .card[data-card]')].map(c => c.dataset.card).sort()),
+    sizes: [...document.querySelectorAll('#seats .seat .size')].map(x => x.textContent),
+    top: document.getElementById('discard-top').dataset.card,
+    stock: Number(document.getElementById('stock').dataset.count),
+    melds: [...document.querySelectorAll('#melds .meld')].map(m => ({id: Number(m.dataset.id), owner: Number(m.dataset.owner),
+      cards: [...m.querySelectorAll('.card')].map(c => c.dataset.card),
+      wilds: [...m.querySelectorAll('.card')].map(c => { const w = c.querySelector('.as'); return w ? w.dataset.standsFor : null; })})),
+    totals: [...document.querySelectorAll('#seats .seat .total')].map(t => Number(t.textContent.replace('total ', ''))),
+    event: document.getElementById('event').textContent});
+  const out = [read()];
+  const total = Number(document.getElementById('step-total').textContent);
+  for (let i = 0; i < total; i++) {
+    document.body.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
+    out.push(read());
+  }
+  return out;
+}"""
+
+
+def step_through_page(tab: Any, record: Path) -> None:
+    """Press the right arrow through the whole page: at every step the drawn table (every hand's cards, the
+    melds with their wilds, the discard pile's top, the stock, the totals) equals the engine's."""
+    expected = engine_checkpoints(record)
+    tab.focus("body")
+    seen = tab.evaluate(STEP_ALL)
+    entries = sum(1 for x in record.read_text().splitlines() if x.strip()) - 1
+    assert [d["step"] for d in seen] == list(range(entries + 1))
+    for n, want in expected.items():
+        d = seen[n]
+        got = {"hands": d["hands"], "top": d["top"], "stock": d["stock"], "totals": d["totals"],
+               "melds": d["melds"]}
+        assert got == {k: want[k] for k in ("hands", "top", "stock", "totals")} | {
+            "melds": [{k: m[k] for k in ("id", "owner", "cards", "wilds")} for m in want["melds"]]}, \
+            f"{record.name}: step {n}"
+        assert all(s == f"{len(h)} card{'' if len(h) == 1 else 's'}" for s, h in zip(d["sizes"], want["hands"]))
+    assert all(d["event"] for d in seen[1:]), "a step with an empty event box"
+
+
+def arena_view(record: Path, out: Path) -> Path:
+    got = subprocess.run([sys.executable, "-m", "arena.cli", "view", str(record), "-o", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0 and got.stdout.strip() == f"viewer: {out}", got.stderr
+    return out
+
+
 def mid_deal_step(expected: dict[int, dict[str, Any]]) -> int:
     """A step with melds on the table and cards in every hand, about 40 steps in."""
     good = [n for n, s in sorted(expected.items()) if s["melds"] and all(s["hands"]) and n >= 20]
@@ -255,6 +303,28 @@ def test_arrow_keys_step_through_the_table_the_engine_replays(preset: str, page:
         page.evaluate(f"() => arenaViewer.show({wild})")
         assert page.locator("#melds .card.wild").count() >= 1
         shot(page, tmp_path, "replay.png")
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_arena_view_of_an_arena_play_record_moves_the_cards_as_the_engine_does(preset: str, page: Any, tmp_path: Path):
+    """The page `arena view` writes for a record of `arena play` with the sample bots (timed entries, as a
+    user's records are), stepped through from the first step to the last."""
+    record = tmp_path / f"{preset}.jsonl"
+    got = subprocess.run([sys.executable, "-m", "arena.cli", "play", preset, "greedy", "random", "greedy",
+                          "--seed", "11", "--record", str(record)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert '"ms":' in record.read_text()
+    page.goto(arena_view(record, tmp_path / f"{preset}.html").as_uri())
+    step_through_page(page, record)
+
+
+def test_arena_view_of_a_tournament_record_moves_the_cards_as_the_engine_does(tournament: Path, page: Any,
+                                                                            tmp_path: Path):
+    journal = [json.loads(x) for x in (tournament / "journal.jsonl").read_text().splitlines()]
+    record = tournament / journal[-1]["record"]
+    page.goto(arena_view(record, tmp_path / "t.html").as_uri())
+    step_through_page(page, record)
 
 
 def test_one_seat_view_shows_no_other_seats_cards(page: Any, tmp_path: Path):

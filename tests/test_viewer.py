@@ -66,3 +66,17 @@ def test_a_file_that_is_not_a_record_is_one_sentence(tmp_path: Path):
     assert got.exit_code == 2 and got.output.startswith("error: ") and "Traceback" not in got.output
     got = CliRunner().invoke(app, ["view", str(GOLDEN / "czech.jsonl"), "-o", str(tmp_path / "c.html")])
     assert got.exit_code == 0 and (tmp_path / "c.html").is_file()
+
+
+def test_timed_entries_are_embedded_as_the_file_has_them(tmp_path: Path):
+    """A record of `arena play` or `arena run` carries "ms" on draws and plays; `arena view` embeds those
+    entries as in the file (the shape the report's replay pages embed and table_state.js reads)."""
+    lines = [json.loads(x) for x in (GOLDEN / "basic.jsonl").read_text().splitlines() if x.strip()]
+    for i, e in enumerate(lines[1:], start=1):
+        if e["e"] in ("draw", "play"):
+            lines[i] = e | {"ms": 0.5 + i}
+    record = tmp_path / "timed.jsonl"
+    record.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    data = embedded(write_viewer(record).read_text())
+    assert data["entries"] == lines[1:]
+    assert all("entry" not in e for e in data["entries"])

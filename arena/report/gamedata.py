@@ -1,7 +1,9 @@
 """One game record as the viewer's data, and its decision latencies (docs/ARCHITECTURE.md section 8).
 
-A record is read as its file format (JSON Lines: a header, then entries);
-``arena.record_check.read_record`` checks every line's shape.  The clock shown
+A record is read as its file format (JSON Lines: a header, then entries) and
+the page gets its objects exactly as the file has them, whichever page it is
+(``arena view`` or the report's replays): one shape for ``table_state.js``.
+``record_data`` checks every line first (``arena.record_check``).  The clock shown
 beside each seat comes from the resolved ``tournament.toml`` of the record's
 results folder when there is one (``OUTPUT/records/X.jsonl``).
 """
@@ -15,7 +17,9 @@ from typing import Any
 
 import msgspec
 
-from arena.record_check import RecordError, read_record
+from arena.record_check import RecordError, read_record_objects
+from arena.referee.entries import line_from_data
+from arena.rules.log import EntryError
 
 # Latency histograms: log-spaced bins from 0.01 ms to 100 s, 20 per decade.
 BIN_LOW = -2.0
@@ -37,9 +41,22 @@ def clock_of(record: Path) -> dict[str, Any] | None:
 
 
 def record_data(record: Path) -> dict[str, Any]:
-    """The page data of one record: ``header``, ``entries``, ``clock`` (RecordError if it is not a record)."""
-    header, entries = read_record(record)
-    return {"header": header, "entries": entries, "clock": clock_of(record)}
+    """The page data of one record: ``header``, ``entries``, ``clock`` (RecordError if it is not a record).
+
+    Every line is checked as ``read_record`` checks it, but the page gets the file's objects: the typed
+    lines encode a timed entry as ``{"entry": ..., "ms": ...}``, which the page does not read."""
+    header, objects = read_record_objects(record)
+    for n, obj in objects:
+        try:
+            line_from_data(obj)
+        except EntryError as e:
+            raise RecordError(f"{record}:{n}: {obj['e']} entry: {e}") from None
+    return page_data(header, [obj for _, obj in objects], clock_of(record))
+
+
+def page_data(header: dict[str, Any], entries: list[dict[str, Any]], clock: dict[str, Any] | None) -> dict[str, Any]:
+    """What a viewer page embeds: the record's header and entry objects as in its file, and the clock."""
+    return {"header": header, "entries": entries, "clock": clock}
 
 
 def quick_record_data(record: Path, clock: dict[str, Any] | None) -> dict[str, Any]:
@@ -56,7 +73,7 @@ def quick_record_data(record: Path, clock: dict[str, Any] | None) -> dict[str, A
         raise RecordError(f"{record}: a line is not a JSON object ({e})") from None
     if not objects:
         raise RecordError(f"{record}: empty file; a game record starts with its header line")
-    return {"header": objects[0], "entries": objects[1:], "clock": clock}
+    return page_data(objects[0], objects[1:], clock)
 
 
 _decoder = msgspec.json.Decoder(dict[str, Any])

@@ -44,6 +44,8 @@
     return c;
   }
 
+  function cardCount(k) { return k + (k === 1 ? " card" : " cards"); }
+
   function backEl() { var c = el("span", "card back"); c.textContent = "\u00a0"; return c; }
 
   function visible(seat) { return view === "all" || String(seat) === view; }
@@ -66,7 +68,7 @@
         });
         parts.push(e.discard ? "discards " + e.discard : "goes out");
         return who + " " + parts.join(", ") + ".";
-      case "rebuild": return "The discard pile becomes the stock (" + e.stock_size + " cards).";
+      case "rebuild": return "The discard pile becomes the stock (" + cardCount(e.stock_size) + ").";
       case "deal_end": return "Deal " + e.deal + " ends (" + e.reason + (e.out !== null ? ", " + names[e.out] + " went out" : "") + "); scores " + e.scores.join(", ") + ".";
       case "game_end": return "Game over (" + e.reason + "): placings " + e.placings.join(", ") + ".";
       case "forfeit": return who + " forfeits (" + e.failure + "): " + e.reason;
@@ -88,7 +90,7 @@
       head.appendChild(el("b", "name", names[seat]));
       head.appendChild(el("span", "meta", "seat " + seat + (s.dealer === seat ? " \u00b7 dealer" : "") + (s.out[seat] ? " \u00b7 forfeited" : "")));
       head.appendChild(el("span", "total", "total " + s.totals[seat]));
-      head.appendChild(el("span", "size", s.hands[seat].length + " cards"));
+      head.appendChild(el("span", "size", cardCount(s.hands[seat].length)));
       var clock = s.ms[seat] === null ? "no timed decision yet" : "last " + s.ms[seat].toFixed(1) + " ms \u00b7 sum " + s.msTotal[seat].toFixed(0) + " ms";
       if (rec.clock && rec.clock.decision_ms) clock += " \u00b7 limit " + rec.clock.decision_ms + " ms";
       head.appendChild(el("span", "clock", clock));
