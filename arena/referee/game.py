@@ -135,10 +135,7 @@ class Referee:
         # Who played each seat: the hello of the bot behind that seat's own gate (None: it never said one).
         self.hellos = [st.peer.hello.name if st.peer.hello is not None else None for st in self.seats]
         for st in self.seats:
-            if not st.peer.ready:
-                kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
-                self._fail(st, kind, reason, startup=True)
-            else:
+            if st.peer.ready:
                 if st.peer.process is not None:  # the bot's log says where each game starts
                     st.peer.process.write_log(f"\n===== game {self.game_id}: seat {st.seat} of {names} =====\n".encode())
                 tc = st.time
@@ -146,6 +143,12 @@ class Referee:
                               grace_ms=tc.grace_ms, clock=tc.clock)
                 self._send(st, encode(wire.new_game(self.game_id, st.seat, names, rules_data, clock)))
         self._absorb(list(g.log))
+        # Bots that never started are charged after the deal is recorded: their forfeit is an engine
+        # entry of this game, so it follows game_start in the record (and is recorded once).
+        for st in self.seats:
+            if not st.peer.ready:
+                kind, reason = st.peer.problem or ("timeout", "the bot is not connected")
+                self._fail(st, kind, reason, startup=True)
         while not g.over:
             st = self.seats[g.current]
             st.answered_ms = None

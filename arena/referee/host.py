@@ -11,7 +11,9 @@ nothing of games; ``referee`` does.
 
 from __future__ import annotations
 
+import re
 import secrets
+import shlex
 import shutil
 import socket
 import time
@@ -36,6 +38,36 @@ from protocol.messages import (
 
 REFEREE_NAME = "rummy-arena referee 0.1"
 LAST_OUTPUT = "; last output: "  # how a failed start's reason ends when the bot wrote something
+STRAY_LINE_BYTES = 200  # of a stdio bot's non-protocol line, in the reason
+
+
+CAUSE_LINES, CAUSE_BYTES = 40, 4096  # of a failed start's log, searched for the error that ended it
+_ERROR_LINE = re.compile(r"^\s*(\w*(Error|Exception)(\s*\[\w+\])?:|error:|fatal:|panic:)", re.IGNORECASE)
+_NODE_MODULE = re.compile(r"Cannot find (module|package) '([^']+)'")
+_PYTHON_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+
+
+def start_cause(tail: str, command: str) -> tuple[str, str]:
+    """The line of a failed start's output that says why (the last error line, not a runtime's
+    version banner after its stack trace) and, for a missing package, the command that installs it."""
+    lines = tail.splitlines()
+    cause = next((line.strip() for line in reversed(lines) if _ERROR_LINE.match(line)), lines[-1].strip())
+    if m := _NODE_MODULE.search(tail):
+        return cause, f"its Node packages are not installed: run npm ci --prefix {_script_folder(command)}"
+    if m := _PYTHON_MODULE.search(tail):
+        return cause, (f"the Python module {m.group(1)!r} is not installed for the interpreter that runs the bot: "
+                       f"python3 -m pip install {m.group(1).split('.')[0]}")
+    return cause, ""
+
+
+def _script_folder(command: str) -> str:
+    """The folder of the script a command runs (where its package.json is, for a Node bot)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    script = next((w for w in words[1:] if not w.startswith("-")), "")
+    return str(Path(script).parent) if script else "."
 
 
 @dataclass
@@ -154,6 +186,9 @@ class BotHost:
                 self.send_error(peer, "oversized", f"expected hello: a message of {item.size} bytes, over the "
                                                    f"{MAX_MESSAGE_BYTES}-byte limit", retry=True)
                 continue
+            if peer.spec.transport == "stdio" and not item.data.lstrip().startswith(b"{"):
+                peer.problem = self._not_a_message(peer, item.data)
+                return self._give_up(peer)
             if self._handshake(peer, item.data, welcome):
                 return True
             if peer.problem is not None:
@@ -193,11 +228,23 @@ class BotHost:
         kind = "resource" if peer.process.died_of_limits() else "crash"
         return kind, f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}"
 
+    def _not_a_message(self, peer: Peer, data: bytes) -> tuple[str, str]:
+        """A stdio bot printed a line that is no message before its hello (print-debugging, most often):
+        shown, and logged, at once rather than after the whole start clock."""
+        shown = data[:STRAY_LINE_BYTES].decode("utf-8", "replace").rstrip()
+        if peer.process is not None:
+            peer.process.write_log(b"[arena] stray line on stdout before hello: " + data[:STRAY_LINE_BYTES] + b"\n")
+        return ("malformed", f"printed {shown!r} on stdout before its hello: print debug output to stderr; "
+                             "stdout carries only protocol lines (one JSON message per line)")
+
     def _log_hint(self, peer: Peer) -> str:
         if peer.process is None:
             return ""
-        tail = log_tail(peer.process.log_path, lines=1, max_bytes=300)
-        return f"{LAST_OUTPUT}{tail}" if tail else ""
+        tail = log_tail(peer.process.log_path, lines=CAUSE_LINES, max_bytes=CAUSE_BYTES)
+        if not tail:
+            return ""
+        cause, fix = start_cause(tail, peer.spec.command)
+        return f"{LAST_OUTPUT}{cause[:300]}" + (f"; {fix}" if fix else "")
 
     def _give_up(self, peer: Peer) -> bool:
         problem = peer.problem

@@ -15,7 +15,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from arena.referee.host import LAST_OUTPUT, BotHost
+from arena.referee.host import CAUSE_BYTES, CAUSE_LINES, LAST_OUTPUT, BotHost, start_cause
 from arena.referee.launch import install_cleanup, kill_all, log_tail
 from arena.settings import BotSpec
 from arena.tournament.config import Tournament
@@ -60,4 +60,8 @@ def _start_one(t: Tournament, bot: BotSpec, log_dir: Path, hide: tuple[Path, ...
     reason = reason.split(LAST_OUTPUT, 1)[0]  # the host's one-line hint: the tail below says more
     tail = log_tail(host.log_path(peer), TAIL_LINES, TAIL_BYTES)
     output = f"; its last output: {' | '.join(line.strip() for line in tail.splitlines())}" if tail else "; it wrote no output"
-    return f"bot {bot.name!r} ({bot.command}) did not start: {reason}{output}"
+    long_tail = log_tail(host.log_path(peer), CAUSE_LINES, CAUSE_BYTES)
+    cause, fix = start_cause(long_tail, bot.command) if long_tail else ("", "")
+    if cause and cause not in tail:  # the error that ended it scrolled above the last lines (a stack trace)
+        output = f"; {cause}{output}"
+    return f"bot {bot.name!r} ({bot.command}) did not start: {reason}{output}" + (f"; {fix}" if fix else "")
