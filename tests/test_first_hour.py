@@ -65,3 +65,18 @@ def test_the_js_sample_without_its_packages_names_the_missing_module_and_npm_ci(
     assert "Cannot find module 'zeromq'" in done.stderr, done.stderr
     assert "npm ci --prefix js" in done.stderr
     assert "last output: Node.js" not in done.stderr
+
+
+def test_a_per_count_table_override_changes_only_the_counts_it_names():
+    from arena.cli import _rules
+    from arena.rules.options import resolve, rules_from_data
+
+    basic = resolve("basic")
+    eight = _rules("basic", ['hand_size={"2" = 8}'])  # README's own example
+    assert eight.count_value("hand_size", 2) == 8
+    for n in range(3, 7):
+        assert eight.count_value("hand_size", n) == basic.count_value("hand_size", n)
+    assert eight.to_data()["hand_size"] == {"2": 8, "3-4": 7, "5-6": 6}
+    assert resolve("basic", {"hand_size": {"3-5": 6}}).to_data()["hand_size"] == {"2": 10, "3-5": 6, "6": 6}
+    # A record's rules read back as written: its table is the whole table, not laid over a preset.
+    assert rules_from_data({**eight.to_data(), "players": [2, 4], "hand_size": {"2-4": 9}}).to_data()["hand_size"] == {"2-4": 9}

@@ -38,7 +38,7 @@ from arena.rules.values import value_table_from_data
 
 __all__ = [
     "BOUNDS", "CARDS_PER_DECK", "CHOICES", "DESCRIPTIONS", "MAX_DEALS", "OPTION_NAMES", "PER_COUNT_OPTIONS",
-    "PerCount", "RuleSet", "RulesError", "out_of_bounds", "per_count", "resolve", "rules_from_data", "suggest",
+    "PerCount", "RuleSet", "RulesError", "out_of_bounds", "overlay", "per_count", "resolve", "rules_from_data", "suggest",
     "validate",
 ]
 
@@ -70,6 +70,19 @@ def per_count(data: object, key: str) -> PerCount:
             out.append((lo, hi, v))
         return tuple(sorted(out))
     raise RulesError(f"{key}: expected a whole number or a table by player count, got {data!r}")
+
+
+def overlay(base: PerCount, table: PerCount, lo: int = 1, hi: int = 10**6) -> PerCount:
+    """``table`` over ``base``: its values for the player counts it names, ``base``'s for the others
+    (``hand_size = {"2" = 8}`` changes the 2-player hand of a preset and keeps the rest); what is
+    left of ``base`` is kept only where it meets the game's player counts ``lo``-``hi``."""
+    kept: list[tuple[int, int, int]] = []
+    for first, last, value in base:
+        pieces = [(first, last)]
+        for a, b, _ in table:
+            pieces = [p for x, y in pieces for p in ((x, min(y, a - 1)), (max(x, b + 1), y)) if p[0] <= p[1]]
+        kept += [(x, y, value) for x, y in pieces if x <= hi and y >= lo]
+    return tuple(sorted(kept + list(table)))
 
 
 def out_of_bounds(key: str, v: int, where: str = "") -> str | None:
@@ -157,8 +170,10 @@ def suggest(key: str, names: tuple[str, ...] | list[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | None = None) -> RuleSet:
-    """A preset plus overrides by option name, validated."""
+def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | None = None,
+            overlay_tables: bool = True) -> RuleSet:
+    """A preset plus overrides by option name, validated.  A per-player-count option given as a table
+    overrides the counts it names only (``overlay``); with ``overlay_tables`` False it replaces the table."""
     if preset not in PRESETS:
         raise RulesError(f"unknown variant {preset!r}; expected one of {', '.join(PRESETS)}{suggest(preset, list(PRESETS))}")
     rules = PRESETS[preset]
@@ -167,6 +182,11 @@ def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | No
         if key not in OPTION_NAMES:
             raise RulesError(f"unknown rule option {key!r}{suggest(key, OPTION_NAMES)}")
         changes[key] = _convert(key, v)
+    if overlay_tables:
+        lo, hi = changes.get("players", rules.players)  # type: ignore[misc]
+        for key, v in (overrides or {}).items():
+            if key in PER_COUNT_OPTIONS and isinstance(v, dict):
+                changes[key] = overlay(getattr(rules, key), changes[key], lo, hi)  # type: ignore[arg-type]
     if name is not None:
         changes["name"] = name
     elif changes:
@@ -188,7 +208,7 @@ def rules_from_data(data: dict[str, Any]) -> RuleSet:
     for key in OPTION_NAMES:
         if key not in base and DEFAULTS[key] is not MISSING:
             base[key] = DEFAULTS[key]
-    return resolve(name if name in PRESETS else "basic", base, name=name)
+    return resolve(name if name in PRESETS else "basic", base, name=name, overlay_tables=False)
 
 
 def _check_bounds(r: RuleSet) -> None:
