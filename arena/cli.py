@@ -384,6 +384,7 @@ def play(
     from arena.referee.host import BotHost
     from arena.rules.log import DealStart, ForfeitEntry, GameEnd, GameStart
     from arena.settings import CLOCKS, FailurePolicy, TimeControl
+    from arena.untrusted import rich_text, shown
 
     rules = _rules(variant, rules_overrides)
     humans = [i for i, b in enumerate(bots) if b.strip().lower() == "human"]
@@ -463,7 +464,7 @@ def play(
         human_peers.extend(peers[i] for i in humans)
         for peer in peers:
             if not host.start(peer) and not quiet:
-                typer.echo(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}", err=True)
+                typer.echo(shown(f"! {peer.spec.name} did not start: {peer.problem[1] if peer.problem else '?'}"), err=True)
         if not seat_names:
             _name_by_hello(peers)
             names[:] = [p.spec.name for p in peers]
@@ -492,7 +493,7 @@ def play(
         fails = ", ".join(f"{k} {v}" for k, v in sorted(result.failures[s].items())) or "-"
         if s in result.forfeited:
             fails += " (forfeited)"
-        table.add_row(str(result.placings[s]), str(s), names[s], str(result.totals[s]), fails, med)
+        table.add_row(str(result.placings[s]), str(s), rich_text(names[s]), str(result.totals[s]), fails, med)
     console.print(table)
     typer.echo(f"record: {record_path}")
     print(f"{result.decisions} decisions in {elapsed:.2f}s", file=sys.stderr)

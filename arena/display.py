@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from arena.referee.entries import Failure, Line, Timed
 from arena.rules.log import DealEnd, DealStart, DrawEntry, ForfeitEntry, GameEnd, GameStart, PlayEntry, Rebuild
+from arena.untrusted import shown
 from protocol.messages import Action, Layoff, Meld
+
+printable = shown  # the older name, kept for callers: a bot's text as it may be shown on a terminal
 
 
 def _who(seat: int, names: list[str]) -> str:
-    return f"seat {seat} ({printable(names[seat])})" if seat < len(names) else f"seat {seat}"
+    return f"seat {seat} ({shown(names[seat])})" if seat < len(names) else f"seat {seat}"
 
 
 def _action(a: Action) -> str:
@@ -17,11 +20,6 @@ def _action(a: Action) -> str:
     if isinstance(a, Layoff):
         return f"lays off {' '.join(a.cards)} on meld {a.meld}" + (f" ({a.end} end)" if a.end else "")
     return f"swaps {a.card} for a wild in meld {a.meld}"
-
-
-def printable(text: str) -> str:
-    """A bot's text as it may be shown on a terminal: control characters (escape codes) replaced."""
-    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def describe(line: Line, names: list[str], full: bool = True) -> str | None:
@@ -39,8 +37,8 @@ def describe(line: Line, names: list[str], full: bool = True) -> str | None:
             text += f"\n  hands {hands}"
         return text
     if isinstance(entry, DrawEntry):
-        shown = entry.card if (full or entry.source == "discard") else None
-        return f"  {_who(entry.seat, names)} draws {shown + ' ' if shown else ''}from the {entry.source}" + ms
+        card = entry.card if (full or entry.source == "discard") else None
+        return f"  {_who(entry.seat, names)} draws {card + ' ' if card else ''}from the {entry.source}" + ms
     if isinstance(entry, PlayEntry):
         parts = [_action(a) for a in entry.actions]
         parts.append(f"discards {entry.discard}" if entry.discard else "goes out")
@@ -50,20 +48,20 @@ def describe(line: Line, names: list[str], full: bool = True) -> str | None:
             f", upcard {entry.upcard}" if entry.upcard else "")
     if isinstance(entry, DealEnd):
         who = (f"{_who(entry.out, names)} went out" + (" (rummy)" if entry.rummy else "") if entry.out is not None
-               else f"no one out ({entry.reason.replace('_', ' ')})")
+               else f"no one out ({shown(entry.reason).replace('_', ' ')})")
         text = f"deal {entry.deal} ends: {who}; scores {entry.scores}; totals {entry.totals}"
         if entry.eliminated:
             text += "; eliminated " + ", ".join(_who(s, names) for s in entry.eliminated)
         return text
     if isinstance(entry, ForfeitEntry):
-        return f"  {_who(entry.seat, names)} forfeits ({entry.failure}): {entry.reason}"
+        return f"  {_who(entry.seat, names)} forfeits ({shown(entry.failure)}): {shown(entry.reason)}"
     if isinstance(entry, Failure):
-        text = f"  ! {_who(entry.seat, names)} {entry.kind}: {entry.reason} -> {entry.action}"
+        text = f"  ! {_who(entry.seat, names)} {shown(entry.kind)}: {shown(entry.reason)} -> {shown(entry.action)}"
         if full and entry.output:
-            text += "\n    its last output:" + "".join(f"\n    | {printable(line)}" for line in entry.output.splitlines())
+            text += "\n    its last output:" + "".join(f"\n    | {shown(line)}" for line in entry.output.splitlines())
         if full and entry.log:
-            text += f"\n    its log: {entry.log}"
+            text += f"\n    its log: {shown(entry.log)}"
         return text
     if isinstance(entry, GameEnd):
-        return f"game over ({entry.reason}): totals {entry.totals}; placings {entry.placings}"
+        return f"game over ({shown(entry.reason)}): totals {entry.totals}; placings {entry.placings}"
     return None

@@ -10,13 +10,13 @@ record holds is ``arena replay --verify``'s question.
 
 from __future__ import annotations
 
-from arena.display import printable
 from arena.referee.entries import Line, Timed
 from arena.rules.actions import IllegalAction, play_from_wire
 from arena.rules.cards import texts
 from arena.rules.game import Game
 from arena.rules.log import DrawEntry, ForfeitEntry, PlayEntry
 from arena.rules.record import Header
+from arena.untrusted import shown
 
 
 class TableReplay:
@@ -43,11 +43,11 @@ class TableReplay:
                 g.forfeit(entry.seat, entry.reason, entry.failure)
         except (IllegalAction, ValueError) as e:
             self.broken = True
-            return [f"  (the record stops replaying here, so no more table states: {e}; see arena replay --verify)"]
+            return [f"  (the record stops replaying here, so no more table states: {shown(e)}; see arena replay --verify)"]
         return self.state()
 
     def _who(self, s: int) -> str:
-        return printable(self.names[s]) if s < len(self.names) else f"seat {s}"
+        return shown(self.names[s]) if s < len(self.names) else f"seat {s}"
 
     def state(self) -> list[str]:
         g = self.game

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from arena.display import printable
+from arena.untrusted import markup, shown
 
 SUITS = "CDHS"
 RANKS = "A23456789TJQK"
@@ -39,7 +39,7 @@ def sort_hand(hand: Sequence[str], by: str) -> list[str]:
 
 
 def _who(seat: int, me: int, players: Sequence[str]) -> str:
-    return "you" if seat == me else (escape(printable(players[seat])) if seat < len(players) else f"seat {seat}")
+    return "you" if seat == me else (markup(players[seat]) if seat < len(players) else f"seat {seat}")
 
 
 def _meld(m: Any, me: int, players: Sequence[str]) -> str:
@@ -80,12 +80,12 @@ def describe_event(ev: dict[str, Any], me: int, players: Sequence[str]) -> str |
         return f"deal {ev['deal']} dealt; upcard {ev['upcard']}"
     if kind == "deal_end":
         out = ev.get("out")
-        ended = f"{_who(out, me, players)} went out" if isinstance(out, int) else f"ended ({ev.get('reason')})"
+        ended = f"{_who(out, me, players)} went out" if isinstance(out, int) else f"ended ({shown(ev.get('reason'))})"
         return f"deal {ev['deal']} {ended}; scores {ev['scores']}, totals {ev['totals']}"
     if kind == "rebuild":
         return "the stock was rebuilt from the discard pile"
     if kind == "forfeit":
-        return f"{who} forfeited ({ev.get('failure')}): {ev.get('reason')}"
+        return f"{who} forfeited ({shown(ev.get('failure'))}): {shown(ev.get('reason'))}"
     return None
 
 
@@ -114,7 +114,7 @@ def _notice(view: View) -> list[str]:
     style = "bold red" if view.notice_is_error else "cyan"
     text = ("! " if view.notice_is_error else "") + view.notice
     lines = text.splitlines() if "\n" in text else textwrap.wrap(text, WIDTH - 2, max_lines=3, placeholder=" ...")
-    return [f"[{style}]{escape(line)}[/]" for line in lines]
+    return [f"[{style}]{markup(line)}[/]" for line in lines]
 
 
 def render(obs: Any, decision: str, view: View) -> list[str]:

@@ -12,7 +12,12 @@ What comes out of ``next_item`` is one of:
 
 - ``Line(data)``: a message, not yet decoded (the decoder bounds it further);
 - ``Notice(word, arg)``: a line from the gate that starts with a NUL byte
-  (``bound``, ``multipart``, ``oversized``, ``stranger``, ``dropped``, ``exit``);
+  (``bound``, ``multipart``, ``oversized``, ``stranger``, ``dropped``, ``exit``), only on a
+  channel made with ``notices=True`` (a gate's).  Only the gate can write one: the bot's
+  messages reach the pipe through the gate, which never relays a line that starts with NUL
+  (``arena.referee.gate``), and the bot holds no descriptor of the pipe.  A stdio bot writes
+  its pipe itself, so its channel takes no notices at all: a NUL line from it is a message
+  (which the decoder refuses), never a word of the referee's own side;
 - ``Oversized(n)``: a line longer than the protocol's limit (its bytes are
   skipped up to the next newline);
 - ``Closed()``: end of file: the gate or the bot has gone.
@@ -64,8 +69,9 @@ Item = Line | Notice | Oversized | Closed
 class Channel:
     """Messages to and from one bot over a pair of pipe descriptors (owned: ``close`` closes them)."""
 
-    def __init__(self, read_fd: int, write_fd: int) -> None:
+    def __init__(self, read_fd: int, write_fd: int, notices: bool = True) -> None:
         self.read_fd = read_fd
+        self.notices = notices  # False: the writer is the bot itself (stdio), nothing it writes is a notice
         self.write_fd = write_fd
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
@@ -138,7 +144,7 @@ class Channel:
         if len(data) > LINE_CAP_BYTES:
             self._items.append(Oversized(len(data)))
             return
-        if data.startswith(b"\0"):
+        if self.notices and data.startswith(b"\0"):
             word, _, arg = data[1:].decode("utf-8", "replace").partition(" ")
             self._items.append(Notice(word, arg))
             return

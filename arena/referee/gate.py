@@ -13,7 +13,9 @@ What reaches the referee (stdout, one line each):
 
 - a message from the bot, with any raw newline in it turned into a space
   (outside JSON strings a newline is whitespace; inside one it is invalid
-  anyway);
+  anyway), and a space put before one that starts with a NUL byte, so no
+  message of the bot's can ever be read as a notice (the referee's decoder
+  then refuses it as it refuses any NUL outside a string);
 - a notice, which starts with a NUL byte and can never be a JSON message:
   ``\\0bound ENDPOINT``; ``\\0connected`` (a peer completed the ZeroMQ
   handshake; once); ``\\0multipart N`` (a message of N frames, dropped);
@@ -131,6 +133,8 @@ class Gate:
                 continue
             if b"\n" in data or b"\r" in data:
                 data = data.replace(b"\n", b" ").replace(b"\r", b" ")
+            if data.startswith(b"\0"):  # the notices' mark is the gate's alone
+                data = b" " + data
             self.emit(data)
 
     def stranger(self, ident: bytes) -> None:

@@ -385,7 +385,7 @@ class BotProcess:
         for fd in (to_bot_r, from_bot_w, log_w):
             os.close(fd)
         self.pid = self.proc.pid
-        self.channel = Channel(from_bot_r, to_bot_w)
+        self.channel = Channel(from_bot_r, to_bot_w, notices=spec.transport != "stdio")  # stdio: no gate
         self._tree: list[int] = [self.pid]
         self._tree_at = 0.0
         with _lock:

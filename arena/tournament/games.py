@@ -12,6 +12,7 @@ from pathlib import Path
 from arena.tournament.journal import JournalEntry
 from arena.tournament.progress import game_summary
 from arena.tournament.standings import counted_lines
+from arena.untrusted import shown
 
 
 @dataclass(frozen=True)
@@ -43,4 +44,4 @@ def record_path(folder: Path, e: JournalEntry) -> str | None:
 def describe(folder: Path, e: JournalEntry) -> str:
     """One game on one line, with its record's path."""
     path = record_path(folder, e)
-    return game_summary(e) + (f" | record: {path}" if path else " | no record")
+    return game_summary(e) + (f" | record: {shown(path)}" if path else " | no record")

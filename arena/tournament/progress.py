@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from arena.tournament.journal import JournalEntry
+from arena.untrusted import shown
 
 Mode = Literal["bar", "lines", "none"]
 MODES: tuple[str, ...] = ("auto", "bar", "lines", "none")
@@ -59,11 +60,12 @@ def game_line(entry: JournalEntry, done: int, total: int) -> str:
 
 
 def game_summary(entry: JournalEntry) -> str:
-    """A game's index, table, seats with their placings, failures and forfeits, on one line."""
+    """A game's index, table, seats with their placings, failures and forfeits, on one line (bot
+    names ``shown``: a name cannot break the line or drive the terminal)."""
     order = sorted(range(len(entry.seats)), key=lambda s: (entry.placings[s], s))
-    seats = ", ".join(f"{entry.seats[s]} {_ordinal(entry.placings[s])}" for s in order)
-    fails = "; ".join(f"{bot} {kind} {n}" for bot, kind, n in _failures(entry))
-    forfeits = ", ".join(entry.seats[s] for s in entry.forfeited)
+    seats = ", ".join(f"{shown(entry.seats[s])} {_ordinal(entry.placings[s])}" for s in order)
+    fails = "; ".join(f"{shown(bot)} {shown(kind)} {n}" for bot, kind, n in _failures(entry))
+    forfeits = ", ".join(shown(entry.seats[s]) for s in entry.forfeited)
     line = f"game {entry.index} table {entry.table} set {entry.set} seating {entry.seating}: {seats}"
     if fails:
         line += f" | failures: {fails}"
