@@ -1,0 +1,171 @@
+"""The env's encodings (protocol/ENV.md): candidate plays, the observation tensor, the action mask.
+
+One decision of the protocol is one step: a draw (actions 0 and 1) or a play
+chosen from a list of candidate plays (action ``2 + k``), every candidate
+checked legal with the engine's ``simulate_play``.  The list is built from
+the built-in greedy policy's plan (its own choice first), each plain discard,
+and each candidate meld with greedy's discard after it.
+
+This module needs only numpy and the engine (no PettingZoo, no Gymnasium),
+so a bot (``sample_bots.env_bot``) encodes a protocol observation exactly as
+the env does, and a policy trained in the env runs unchanged behind the
+protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from arena.policies import GreedyPolicy
+from arena.referee.wire import observation as wire_observation
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, Meld, Play, Swap
+from arena.rules.observation import Observation
+from arena.rules.options import RuleSet
+from arena.rules.search import candidate_melds, safe_play
+from arena.rules.turn import simulate_play
+
+CARDS = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)
+MAX_SEATS = 8
+MAX_PLAYS = 62
+ACTIONS = 2 + MAX_PLAYS  # 0: draw from stock, 1: take the discard, 2 + k: play candidate k
+DRAW_STOCK, DRAW_DISCARD = 0, 1
+SEAT_FEATURES = 6  # present, in game, hand size / 20, total / target, opened, is current
+PLAY_FEATURES = 2 * CARDS + 3  # cards put on the table, the discard, goes out, table actions / 4, present
+SCALARS = 12
+
+# offsets into the tensor (protocol/ENV.md lists them)
+HAND, DRAWN, TOP, PILE, TABLE = (i * CARDS for i in range(5))
+SCALAR = 5 * CARDS
+SEATS = SCALAR + SCALARS
+PLAYS = SEATS + MAX_SEATS * SEAT_FEATURES
+SIZE = PLAYS + MAX_PLAYS * PLAY_FEATURES
+BOUND = 1000.0  # no entry reaches it: counts, flags, and scaled sizes, totals, turns and deals
+
+
+@dataclass(slots=True)
+class Decision:
+    """One decision as the env and the bot adapter both present it to a policy."""
+
+    observation: Observation  # the engine form of what the protocol shows the seat
+    rules: RuleSet
+    plays: list[Play] = field(default_factory=list)  # the candidates (play phase only)
+
+    def protocol(self) -> dict[str, Any]:
+        """The observation exactly as the protocol sends it (SPEC 5), as plain data."""
+        out: dict[str, Any] = msgspec.to_builtins(wire_observation(self.observation))
+        return out
+
+
+def _legal(rules: RuleSet, obs: Observation, play: Play) -> bool:
+    try:
+        simulate_play(rules, obs.turn_view(), play)
+        return True
+    except IllegalAction:
+        return False
+
+
+def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = None) -> list[Play]:
+    """The candidate plays of a play decision, in a fixed order, each legal; never empty."""
+    g = greedy or GreedyPolicy(rules)
+    out: list[Play] = []
+    seen: set[Play] = set()
+
+    def add(p: Play | None) -> None:
+        if p is not None and p not in seen and len(out) < MAX_PLAYS:
+            seen.add(p)
+            out.append(p)
+
+    for p in g.plays(obs):  # checked legal by the policy
+        add(p)
+    view = obs.turn_view()
+    for c in sorted(set(view.hand)):
+        if not (view.took_discard and c == view.drawn):
+            p = Play((), c)
+            if p not in seen and _legal(rules, obs, p):
+                add(p)
+    for m in candidate_melds(view.hand, rules):
+        add(g.finish(obs, [Meld(m)]))
+    if not out:
+        add(safe_play(rules, view))
+    return out
+
+
+def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
+    """The observation tensor (float32, ``SIZE``) and action mask (int8, ``ACTIONS``) of a decision."""
+    obs, rules = decision.observation, decision.rules
+    x = np.zeros(SIZE, dtype=np.float32)
+    mask = np.zeros(ACTIONS, dtype=np.int8)
+    np.add.at(x, HAND + np.asarray(obs.hand, dtype=np.intp), 1.0)
+    if obs.drawn is not None:
+        x[DRAWN + obs.drawn] = 1.0
+    if obs.discard:
+        x[TOP + obs.discard[-1]] = 1.0
+        np.add.at(x, PILE + np.asarray(obs.discard, dtype=np.intp), 1.0)
+    on_table = [c for m in obs.melds for c in m.cards]
+    if on_table:
+        np.add.at(x, TABLE + np.asarray(on_table, dtype=np.intp), 1.0)
+    me = obs.seat
+    x[SCALAR:SEATS] = (
+        obs.phase == "draw", obs.phase == "play", obs.took_discard, obs.opened[me], obs.opening_requirement / 100,
+        obs.must_go_out_to_meld, obs.played_before, obs.stock_size / 100, obs.deal / 10, obs.turn / 100,
+        obs.rebuilds, DISCARD in obs.legal_draws,
+    )
+    n = len(obs.hand_sizes)
+    target = max(rules.target, 1)
+    for k in range(min(n, MAX_SEATS)):
+        s = (me + k) % n  # relative seats: 0 is the observing seat, then clockwise
+        base = SEATS + k * SEAT_FEATURES
+        x[base:base + SEAT_FEATURES] = (1.0, obs.in_game[s], obs.hand_sizes[s] / 20, obs.totals[s] / target,
+                                        obs.opened[s], obs.current == s)
+    np.clip(x[SCALAR:PLAYS], -BOUND, BOUND, out=x[SCALAR:PLAYS])  # totals / a tiny target could pass it
+    if obs.current != me:
+        return x, mask  # not this seat's decision: nothing allowed
+    if obs.phase == "draw":
+        mask[DRAW_STOCK] = STOCK in obs.legal_draws
+        mask[DRAW_DISCARD] = DISCARD in obs.legal_draws
+        return x, mask
+    for k, p in enumerate(decision.plays):
+        base = PLAYS + k * PLAY_FEATURES
+        placed: list[int] = []
+        for a in p.actions:
+            if isinstance(a, Swap):
+                placed.append(a.card)
+            else:
+                placed.extend(a.cards)
+        if placed:
+            np.add.at(x, base + np.asarray(placed, dtype=np.intp), 1.0)
+        if p.discard is not None:
+            x[base + CARDS + p.discard] = 1.0
+        gone = len(placed) + (p.discard is not None)
+        x[base + 2 * CARDS:base + PLAY_FEATURES] = (gone == len(obs.hand), len(p.actions) / 4, 1.0)
+        mask[2 + k] = 1
+    return x, mask
+
+
+def decide(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = None) -> Decision:
+    """The decision a seat faces: its observation, and in a play decision the candidates."""
+    mine = obs.phase == "play" and obs.current == obs.seat
+    return Decision(obs, rules, candidates(rules, obs, greedy) if mine else [])
+
+
+def decode(decision: Decision, action: int) -> str | Play:
+    """The draw source or play an action stands for; ValueError if the mask does not allow it."""
+    obs = decision.observation
+    if obs.phase == "draw":
+        if action == DRAW_STOCK and STOCK in obs.legal_draws:
+            return STOCK
+        if action == DRAW_DISCARD and DISCARD in obs.legal_draws:
+            return DISCARD
+    elif 2 <= action < 2 + len(decision.plays):
+        return decision.plays[action - 2]
+    raise ValueError(f"action {action} is not allowed now (see the action mask)")
+
+
+
+EnvPolicy = Callable[[dict[str, np.ndarray], Decision], int]
+"""What a policy written against the env is: (observation dict, the decision) -> action."""
