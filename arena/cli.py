@@ -702,16 +702,20 @@ def _start_check(t: Any) -> None:
         raise typer.Exit(130) from None
     finally:
         shutil.rmtree(logs, ignore_errors=True)
+    from arena.untrusted import shown
+
     for why in failed:
-        typer.echo(why, err=True)
+        typer.echo(shown(why), err=True)  # a bot's own output is quoted in it
     if failed:
         fail(f"{len(failed)} bot(s) did not start")
 
 
 def _bot_problems(e: Any) -> NoReturn:
     """Say every bot that cannot take part (one sentence each), then the run's sentence, exit 2."""
+    from arena.untrusted import shown
+
     for why in e.problems:
-        typer.echo(why, err=True)
+        typer.echo(shown(why), err=True)  # a bot's own output is quoted in it
     fail(str(e))
 
 
@@ -1083,13 +1087,14 @@ def check_bot_cmd(
     """Protocol compliance run against one bot: one line per check, exit 1 on any failure."""
     from arena.referee.compliance import CheckError, check_bot
     from arena.settings import split_transport
+    from arena.untrusted import shown
 
     command, transport = split_transport(bot, stdio)
     if tcp and transport == "zmq":
         transport = "tcp"
     _check_sandbox(sandbox)
     try:
-        report = check_bot(command, variant or None, transport, seed, time_ms, out=typer.echo, start_ms=start_ms,
+        report = check_bot(command, variant or None, transport, seed, time_ms, out=lambda line: typer.echo(shown(line)), start_ms=start_ms,
                            sandbox=sandbox)
     except CheckError as e:
         fail(str(e))

@@ -113,3 +113,54 @@ def test_a_bot_cannot_forge_its_gates_notices(tmp_path, mode):
     assert mine and not any("forged" in e.reason or "1 MiB" in e.reason for e in mine), mine
     assert not result.failures[1]
     assert result.end_reason
+
+
+def test_standings_show_hostile_bot_names_as_data(tmp_path):
+    import csv
+    import io
+
+    from arena.tournament import standings
+    from tests.test_standings_truth import by_name, folder_of
+
+    names = ["=HYPERLINK(\"http://evil.example/\")", "[link=http://evil.example/]x[/link][/]", "esc\x1b[2J\nx"]
+    # folder_of writes the names between TOML quotes: give it TOML's escapes
+    quoted = [json.dumps(n)[1:-1] for n in names]
+    folder = folder_of(tmp_path, quoted, 2, 1, by_name(names))
+    for wide in (False, True):
+        table = standings.render(folder, "table", wide=wide)
+        assert ESC not in table and "[link=http://evil.example/]x[/link][/]" in table.replace("\n", "")
+    rows = list(csv.reader(io.StringIO(standings.render(folder, "csv"))))
+    bots = [r[1] for r in rows[1:]]
+    assert all(b[0] not in "=+-@" for b in bots) and "'=HYPERLINK(\"http://evil.example/\")" in bots, bots
+    assert not any(ESC in b or "\n" in b for b in bots)
+    md = standings.render(folder, "md")
+    assert ESC not in md and "](" not in md.replace("\\](", "") and "\\[link=" in md
+    assert len([line for line in md.splitlines() if line.startswith("| ")]) == 2 * (1 + 3)  # no row broken
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_a_remote_seat_cannot_make_the_referee_reprint_its_token(tmp_path):
+    import os
+    import re
+
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "basic", "greedy", "remote:mallory", "--listen", "127.0.0.1:0",
+         "--seed", "4", "--record", str(tmp_path / "r.jsonl")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT)
+    bot = None
+    try:
+        line = referee.stderr.readline()
+        m = re.search(r"ARENA_TOKEN=([0-9a-f]+) \.\.\. --endpoint (\S+)", line)
+        assert m, line
+        bot = subprocess.Popen([sys.executable, WORDS, "bound", "--endpoint", m[2]],
+                               env={**os.environ, "ARENA_TOKEN": m[1]},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        out, err = referee.communicate(timeout=100)
+        assert referee.returncode == 0, err
+        assert "evil.example" not in err + out and (line + err).count(m[1]) == 2, err  # once: ARENA_TOKEN= and "token"
+    finally:
+        for p in (referee, bot):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()

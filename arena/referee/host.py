@@ -301,7 +301,7 @@ class BotHost:
         elif isinstance(item, Notice):
             if item.word == "exit":
                 proc.note_exit(item.arg)
-            elif item.word == "bound":
+            elif item.word == "bound" and peer.endpoint is None:  # once per start: the token is announced once
                 peer.endpoint = item.arg
                 if peer.spec.remote and not self.on_listening(peer):
                     self._announce_remote(peer)

@@ -72,6 +72,7 @@ from arena.tournament.journal import (
     read,
     set_aside,
 )
+from arena.untrusted import csv_cell, md_cell, rich_text, shown
 
 FORMATS: tuple[str, ...] = ("table", "md", "csv", "json")
 Z95 = 1.959963984540054
@@ -431,8 +432,8 @@ def _cross_rows(st: Standings, sep: str) -> tuple[list[str], list[list[str]]]:
 
 
 def _md_table(head: list[str], body: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    lines = ["| " + " | ".join(md_cell(c) for c in head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in body]
     return "\n".join(lines)
 
 
@@ -448,11 +449,11 @@ def _render_rich(st: Standings, wide: bool) -> str:
     console = Console(file=buf, width=10_000 if wide else WIDTH, force_terminal=False, color_system=None)
 
     def table(title: str, head: list[str], body: Iterable[list[str]], left: int) -> None:
-        t = Table(title=title)
+        t = Table(title=rich_text(title))  # bots' names are never parsed as markup
         for i, c in enumerate(head):
-            t.add_column(c, justify="left" if i <= left else "right", overflow="fold")
+            t.add_column(rich_text(c), justify="left" if i <= left else "right", overflow="fold")
         for row in body:
-            t.add_row(*row)
+            t.add_row(*(rich_text(c) for c in row))
         console.print(t)
 
     table(f"{st.name}: {st.games} games", _header(st, wide), (_cells(st, r, wide) for r in st.rows), left=1)
@@ -462,7 +463,7 @@ def _render_rich(st: Standings, wide: bool) -> str:
     else:
         table(PAIRS_TITLE, PAIRS_HEAD, _pairs(st), left=1)
     for note in st.notes:
-        console.print(f"note: {note}", markup=False, highlight=False)
+        console.print(f"note: {shown(note)}", markup=False, highlight=False)
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
@@ -472,10 +473,10 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         return _render_rich(st, wide)
     if fmt == "md":
         head, body = _cross_rows(st, " · ")
-        parts = [f"## {st.name}: {st.games} games", "",
+        parts = [f"## {md_cell(st.name)}: {st.games} games", "",
                  _md_table(_header(st, True), (_cells(st, r, True) for r in st.rows)),
                  "", f"### {CROSS_TITLE}", "", _md_table(head, body)]
-        parts += [""] + [f"> note: {n}" for n in st.notes] if st.notes else []
+        parts += [""] + [f"> note: {md_cell(n)}" for n in st.notes] if st.notes else []
         return "\n".join(parts) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
@@ -486,7 +487,7 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         w.writerow(cols)
         for r in st.rows:
             m = r.margin
-            row: list[Any] = [r.rank, r.bot, round(r.rating, 1) if r.games else "", "" if r.ci is None else round(r.ci, 1), r.games,
+            row: list[Any] = [r.rank, csv_cell(r.bot), round(r.rating, 1) if r.games else "", "" if r.ci is None else round(r.ci, 1), r.games,
                               round(r.first_pct, 2), round(r.avg_place, 3), round(r.avg_score, 2),
                               "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2)]
             if st.ladder_points:

@@ -11,6 +11,8 @@ Usage: words.py MODE [--endpoint E]  (token in ARENA_TOKEN; ``stdio_*`` modes sp
   forge         (ZeroMQ) at its 2nd request sends the gate's notices itself: ``\\0overflow 1``
                 and ``\\0exit 0 ...``; then it replies and plays on
   stdio_forge   the same notices as stdio lines on its stdout
+  bound         (a remote seat) before its hello sends ``\0bound tcp://evil.example:1``, the
+                notice on which the referee announces where to connect and with which token
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ def main() -> int:
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, os.environ["ARENA_TOKEN"].encode())
     sock.connect(endpoint)
+    if mode == "bound":
+        sock.send(b"\0bound tcp://evil.example:1")
     sock.send(json.dumps(hello(mode)).encode())
     requests = 0
     while True:
