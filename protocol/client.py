@@ -36,6 +36,7 @@ from typing import Any, cast
 
 import msgspec
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from protocol.messages import (
     SUPPORTED_VERSIONS,
@@ -129,8 +130,14 @@ class Bot:
 
     # -- running ---------------------------------------------------------------
     def run(self, endpoint: str | None = None, token: str | None = None) -> None:
-        """Play until shutdown, then exit the process with :func:`run`'s exit code."""
-        raise SystemExit(run(self, endpoint, token))
+        """Play until shutdown, then exit the process with :func:`run`'s exit code (2, with one
+        sentence on stderr, when the endpoint, token or server key is missing or malformed)."""
+        try:
+            code = run(self, endpoint, token)
+        except BotError as e:
+            print(f"[{self.name}] error: {e}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
+        raise SystemExit(code)
 
 
 def _reply(bot: Bot, req: Request) -> Draw | Play:
@@ -194,14 +201,60 @@ def run(bot: Bot, endpoint: str | None = None, token: str | None = None) -> int:
         sock.curve_publickey = public
         sock.curve_secretkey = secret
         sock.curve_serverkey = server.encode("ascii")
+    # Until welcome, the connection's own events say why nothing arrives (a wrong key, no referee there).
+    monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | _HANDSHAKE_FAILED)
     sock.connect(endpoint)
     try:
         wants_events = type(bot).on_event is not Bot.on_event
         hello = Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)
         sock.send(encode(hello))
-        return _loop(bot, sock)
+        return _loop(bot, sock, _Handshake(monitor, endpoint, server is not None))
     finally:
+        if not monitor.closed:
+            sock.disable_monitor()
+            monitor.close(linger=0)
         sock.close(linger=0)
+
+
+_HANDSHAKE_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                     | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+
+
+class _Handshake:
+    """What the connection's monitor said before welcome: whether it connected, and why a handshake failed."""
+
+    def __init__(self, monitor: zmq.Socket[bytes], endpoint: str, curve: bool) -> None:
+        self.monitor, self.endpoint, self.curve = monitor, endpoint, curve
+        self.connected = False
+
+    def refused(self) -> str | None:
+        """Read the monitor's events; the sentence saying why the referee refused the connection, if it did."""
+        while self.monitor.poll(0):
+            event = recv_monitor_message(self.monitor)["event"]
+            if event in (zmq.EVENT_CONNECTED, zmq.EVENT_HANDSHAKE_SUCCEEDED):
+                self.connected = True
+            elif event & _HANDSHAKE_FAILED:
+                if self.curve and event != zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+                    return (f"the referee at {self.endpoint} refused the encrypted connection: the server key "
+                            "(--server-key or ARENA_SERVER_KEY) is not its key; copy the key the referee printed "
+                            "(arena run writes it to OUT/remote.txt)")
+                if self.curve:
+                    return (f"the referee at {self.endpoint} does not encrypt its connections (arena play --listen "
+                            "does not): start the bot without --server-key and ARENA_SERVER_KEY")
+                return (f"the referee at {self.endpoint} expects an encrypted connection: give the key it printed "
+                        "with --server-key K or ARENA_SERVER_KEY (SPEC 12)")
+        return None
+
+    def timed_out(self, seconds: float) -> str:
+        if not self.connected:
+            return (f"could not connect to {self.endpoint} within {seconds} s: check the host and port the "
+                    "referee printed, and that it is waiting for this bot")
+        return (f"connected to {self.endpoint}, but no welcome within {seconds} s: check the token (ARENA_TOKEN "
+                "or --token) the referee printed for this seat")
+
+    def close(self, sock: zmq.Socket[bytes]) -> None:
+        sock.disable_monitor()
+        self.monitor.close(linger=0)
 
 
 class _Envelope(msgspec.Struct):
@@ -211,12 +264,34 @@ class _Envelope(msgspec.Struct):
 _peek = msgspec.json.Decoder(_Envelope).decode
 
 
-def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
+def _await_first(bot: Bot, sock: zmq.Socket[bytes], hs: _Handshake) -> str | None:
+    """Wait for the referee's first message; the sentence saying why none comes, if so."""
+    deadline = None if bot.handshake_timeout_s is None else time.monotonic() + bot.handshake_timeout_s
+    poller = zmq.Poller()
+    poller.register(sock, zmq.POLLIN)
+    poller.register(hs.monitor, zmq.POLLIN)
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return hs.timed_out(cast(float, bot.handshake_timeout_s))
+        ready = dict(poller.poll(None if left is None else max(1, int(left * 1000))))
+        if sock in ready:
+            return None
+        if (why := hs.refused()) is not None:
+            return why
+
+
+def _loop(bot: Bot, sock: zmq.Socket[bytes], hs: _Handshake | None = None) -> int:
     log = sys.stderr
     wants_events = type(bot).on_event is not Bot.on_event
     while True:
-        if (bot.welcome is None and bot.handshake_timeout_s is not None
-                and not sock.poll(int(bot.handshake_timeout_s * 1000))):
+        if bot.welcome is None and hs is not None:
+            why = _await_first(bot, sock, hs)
+            if why is not None:
+                print(f"[{bot.name}] {why}", file=log, flush=True)
+                return 1
+        elif bot.welcome is None and bot.handshake_timeout_s is not None \
+                and not sock.poll(int(bot.handshake_timeout_s * 1000)):
             print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
             return 1
         data = sock.recv()
@@ -247,6 +322,8 @@ def _loop(bot: Bot, sock: zmq.Socket[bytes]) -> int:
             _call(bot, "on_game_over()", bot.on_game_over, msg)
         elif isinstance(msg, Welcome):
             bot.welcome = msg
+            if hs is not None:
+                hs.close(sock)
         elif isinstance(msg, Error):
             _call(bot, "on_error()", bot.on_error, msg)
             if bot.welcome is None and msg.kind in ("version", "token"):

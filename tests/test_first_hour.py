@@ -80,3 +80,62 @@ def test_a_per_count_table_override_changes_only_the_counts_it_names():
     assert resolve("basic", {"hand_size": {"3-5": 6}}).to_data()["hand_size"] == {"2": 10, "3-5": 6, "6": 6}
     # A record's rules read back as written: its table is the whole table, not laid over a preset.
     assert rules_from_data({**eight.to_data(), "players": [2, 4], "hand_size": {"2-4": 9}}).to_data()["hand_size"] == {"2-4": 9}
+
+
+@pytest.mark.slow
+def test_check_bot_reports_a_slow_bot_once_as_a_timeout_not_as_stale_in_the_games_after(tmp_path, no_leaks):
+    from arena.referee.compliance import check_bot
+
+    lines: list[str] = []
+    report = check_bot(f"{sys.executable} {ROOT / 'tests' / 'bots' / 'misbehave.py'} sleep", ["basic"],
+                       decision_ms=500, out=lines.append, log_dir=tmp_path, sandbox=False)
+    text = "\n".join(lines)
+    assert report.get("game basic 2p").ok is False and "timeout" in report.get("game basic 2p").detail, text
+    assert "stale" not in text and "echo the game and seq" not in text, text
+    assert report.get("game basic 4p").ok, text  # its late reply to game 1 was awaited, not spilled into game 2
+    assert report.get("illegal-retry").ok, text
+
+
+def _sample_bot(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_") or k == "ARENA_SESSION"}
+    return subprocess.run([sys.executable, str(ROOT / "sample_bots" / "greedy.py"), *args], capture_output=True,
+                          text=True, timeout=timeout, env={**clean, **(env or {})}, cwd=ROOT, start_new_session=True)
+
+
+@pytest.mark.slow
+def test_a_remote_bot_without_a_token_is_one_sentence_not_a_traceback(no_leaks):
+    done = _sample_bot("--endpoint", "tcp://127.0.0.1:9")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "ARENA_TOKEN" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_remote_bot_with_the_wrong_server_key_is_told_so_at_once(no_leaks):
+    import zmq
+
+    ctx = zmq.Context()
+    server = ctx.socket(zmq.ROUTER)  # a referee's remote seat: a CURVE server (SPEC 12)
+    public, secret = zmq.curve_keypair()
+    server.curve_secretkey, server.curve_publickey, server.curve_server = secret, public, True
+    plain = ctx.socket(zmq.ROUTER)  # arena play --listen: not encrypted
+    try:
+        port = server.bind_to_random_port("tcp://127.0.0.1")
+        plain_port = plain.bind_to_random_port("tcp://127.0.0.1")
+        wrong = zmq.curve_keypair()[0].decode()
+        t0 = time.monotonic()
+        done = _sample_bot("--endpoint", f"tcp://127.0.0.1:{port}",
+                           env={"ARENA_TOKEN": "t" * 32, "ARENA_SERVER_KEY": wrong})
+        assert done.returncode == 1 and time.monotonic() - t0 < 20, done.stderr
+        assert "refused the encrypted connection: the server key" in done.stderr, done.stderr
+        done = _sample_bot("--endpoint", f"tcp://127.0.0.1:{port}", env={"ARENA_TOKEN": "t" * 32})
+        assert done.returncode == 1 and "expects an encrypted connection" in done.stderr, done.stderr
+        done = _sample_bot("--endpoint", f"tcp://127.0.0.1:{plain_port}",
+                           env={"ARENA_TOKEN": "t" * 32, "ARENA_SERVER_KEY": public.decode()})
+        assert done.returncode == 1 and "does not encrypt" in done.stderr, done.stderr
+    finally:
+        server.close(linger=0)
+        plain.close(linger=0)
+        ctx.term()

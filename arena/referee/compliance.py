@@ -45,6 +45,7 @@ of a check that failed are kept, and their folder is printed.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -56,6 +57,7 @@ from typing import Any
 
 from arena.failures import GONE, KINDS
 from arena.referee import wire
+from arena.referee.channel import Closed, Line
 from arena.referee.entries import Failure
 from arena.referee.game import Answered, Failed, GameResult, Outcome, Referee, SeatState
 from arena.referee.host import BotHost, Peer
@@ -63,7 +65,7 @@ from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.rules.options import RulesError, resolve
 from arena.rules.presets import PRESETS
 from arena.settings import BUNDLED_BOTS, TRANSPORTS, BotSpec, FailurePolicy, TimeControl
-from protocol.messages import PROTOCOL_VERSION, Error, encode
+from protocol.messages import PROTOCOL_VERSION, Draw, Error, MessageError, Play, decode_from_bot, encode
 
 __all__ = ["Check", "CheckError", "Report", "check_bot"]
 
@@ -82,6 +84,9 @@ CHECK_POLICY = FailurePolicy(timeout="forfeit", crash="forfeit", disconnect="for
 RETRY_POLICY = FailurePolicy(timeout="forfeit", crash="forfeit", disconnect="forfeit", illegal="retry",
                              malformed="forfeit", oversized="forfeit", stale="retry", token="retry",
                              resource="forfeit", strikes=1)
+
+LATE_WAIT_MIN_S, LATE_WAIT_FACTOR = 3.0, 5  # how long a timed-out bot's late replies are awaited between games
+_REPLY_OF_GAME = re.compile(r" of game (\S+) while ")  # in the referee's reason for a stale reply
 
 STDIO_HINT = ("; on the stdio transport stdout carries protocol messages only, one JSON object per line, each "
               "ended by a newline and flushed (logs go to stderr)")
@@ -194,6 +199,8 @@ class _Checker:
         self.games_with_answers = 0
         self.crashes: list[tuple[int, str]] = []  # (game number, how the bot left the session)
         self.opponents: list[Peer] = []  # built-in greedy bots, kept running across games
+        self.timed_out_games: set[str] = set()  # games in which a request to the bot timed out
+        self.hung = False  # a late reply was awaited once and never came
 
     # -- reporting -----------------------------------------------------------------------
     def emit(self, name: str, ok: bool | None, detail: str) -> Check:
@@ -300,7 +307,11 @@ class _Checker:
         ref = _CheckReferee(host, peers, rules, seed, game_id, self.time, policy, target=seat,
                             reject_first_play=reject_first_play)
         result = ref.run()
-        mine = [e for e in result.failure_log if e.seat == seat]
+        mine = [e for e in result.failure_log if e.seat == seat and not self._late_to_earlier_game(e)]
+        late = {(game_id, seq) for seq in ref.seats[seat].timed_out}
+        if late:
+            self.timed_out_games.add(game_id)
+            self._await_late(host, bot, late)
         if sum(ref.answered.values()):
             self.games_with_answers += 1
         gone = _first([e for e in mine if e.kind in GONE])
@@ -309,6 +320,36 @@ class _Checker:
             how = proc.exit_description() if proc is not None and not proc.alive() else "disconnected"
             self.crashes.append((self.games_played, f"{how} ({gone.kind}: {gone.reason})"))
         return ref, result, mine
+
+    def _await_late(self, host: BotHost, bot: Peer, late: set[tuple[str, int]]) -> None:
+        """Before the next game, wait (a while) for the bot's late replies to the requests that timed out,
+        and drop them: a slow bot is reported once, by its timeout, not again as stale (or as a second
+        timeout while it still thinks) in the games after it.  A bot that never answers is waited for once."""
+        if self.hung:
+            return
+        deadline = time.monotonic() + max(LATE_WAIT_MIN_S, LATE_WAIT_FACTOR * self.time.decision_ms / 1000)
+        while late and bot.alive():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.hung = True
+                return
+            item = host.recv(bot, min(left, 0.05))
+            if isinstance(item, Closed):
+                return
+            if isinstance(item, Line):
+                try:
+                    msg = decode_from_bot(item.data)
+                except MessageError:
+                    continue
+                if isinstance(msg, (Draw, Play)):
+                    late.discard((msg.game, msg.seq))
+
+    def _late_to_earlier_game(self, e: Failure) -> bool:
+        """A stale reply that answers a request of an earlier game that timed out (its timeout was reported)."""
+        if e.kind != "stale":
+            return False
+        m = _REPLY_OF_GAME.search(e.reason)
+        return m is not None and m.group(1) in self.timed_out_games
 
     def _no_restart(self, bot: Peer) -> str:
         return (f"the bot did not start again: {bot.problem[1] if bot.problem else '?'} -- fix: see the handshake "
