@@ -8,6 +8,8 @@ that had to stop, 1 for a failed check), never a traceback.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -322,15 +324,23 @@ def _open_host(make: Callable[[], BotHost], listen: str | None) -> BotHost:
         fail(f"cannot create {e.filename or 'the log folder'}: {e.strerror or e}")
 
 
-def _check_record_path(path: Path) -> None:
-    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts."""
+def _check_record_path(path: Path, given: bool = False, force: bool = False) -> None:
+    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts;
+    a ``given`` path must be in an existing folder and, without ``force``, not overwrite a file."""
     if "\0" in str(path):
         fail("--record: expected a file path without NUL characters")
     if path.is_dir():
         fail(f"--record {path}: is a folder; expected a file path")
+    if given and not os.path.lexists(path.parent):
+        fail(f"--record {path}: the folder {path.parent} does not exist; create it first "
+             f"(mkdir -p {shlex.quote(str(path.parent))}) or give a file in an existing folder")
+    if given and not force and os.path.lexists(path):
+        fail(f"--record {path}: the file exists; give --force to overwrite it, or another file name")
+    from arena.integrity import open_private, private_folder
+
     try:
-        (path.parent / "logs").mkdir(parents=True, exist_ok=True)
-        with open(path, "ab"):
+        private_folder(path.parent / "logs")  # the bots' logs and the record are the organiser's alone
+        with open_private(path, append=True):
             pass
     except OSError as e:
         fail(f"--record {path}: cannot write it: {e.strerror or e}")
@@ -357,7 +367,8 @@ def play(
     increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
     grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport jitter, in ms.")] = 50,
     start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
-    record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines); bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines), in an existing folder; bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --record: overwrite the file if it exists.")] = False,
     rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's [rules] table (repeatable), e.g. --rules deals=3.")] = None,
     human_time: Annotated[float, typer.Option("--human-time", help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
     seat_names: Annotated[list[str] | None, typer.Option("--name", help="Name of a seat's bot, one per seat in order (repeatable; default: the name in each bot's hello).")] = None,
@@ -430,7 +441,14 @@ def play(
     person = TimeControl(start_ms=start_ms, decision_ms=int(human_time * 1000), grace_ms=grace_ms, clock="wall")
     seat_times = [person if i in humans else None for i in range(len(bots))]
     record_path = record or _new_play_folder(variant, seed) / "record.jsonl"
-    _check_record_path(record_path)
+    if record is None:
+        from arena.integrity import private_folder
+
+        try:
+            private_folder(record_path.parent)
+        except OSError as e:
+            fail(f"cannot create the folder {record_path.parent}: {e.strerror or e}")
+    _check_record_path(record_path, given=record is not None, force=force)
     if record is None and not quiet:
         typer.echo(f"writing the record and the bots' logs to {record_path.parent}/", err=True)
     console = Console(stderr=False)
@@ -996,6 +1014,29 @@ def view(
     except OSError as e:
         fail(f"cannot write the viewer: {e.filename or out}: {e.strerror or e}")
     typer.echo(f"viewer: {path}")
+
+
+@app.command(name="new-bot")
+def new_bot_cmd(
+    name: Annotated[str, typer.Argument(help="The bot's name; also the folder written (NAME/ in the current folder).")],
+    lang: Annotated[str, typer.Option("--lang", help="python (ZeroMQ, the client library), js (Node.js, stdio) or c (C99, stdio).")] = "python",
+) -> None:
+    """Write a folder with a working bot in LANG, a README of how to run it and a tournament file that enters it."""
+    from arena.newbot import LANGUAGES, NewBotError, bot_command, new_bot
+
+    try:
+        folder = new_bot(name, lang)
+    except NewBotError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot write {e.filename or name}: {e.strerror or e}")
+    spec = LANGUAGES[lang]
+    typer.echo(f"wrote {folder}/: {spec.file}, README.md, tournament.toml; try it:")
+    typer.echo(f"  cd {folder}")
+    if spec.build:
+        typer.echo(f"  {spec.build}")
+    typer.echo(f'  arena check-bot "{bot_command(lang)}"')
+    typer.echo(f'  arena play basic greedy "{bot_command(lang)}"')
 
 
 @app.command(name="match")

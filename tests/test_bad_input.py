@@ -223,6 +223,17 @@ def test_play_options(tmp_path: Path, args: list[str], words: list[str]) -> None
     refused(arena("play", "basic", "greedy", "greedy", *args), *words)
 
 
+def test_play_refuses_to_overwrite_a_record_or_to_invent_its_folder(tmp_path: Path) -> None:
+    existing = tmp_path / "game.jsonl"
+    existing.write_text("my earlier game\n")
+    refused(arena("play", "basic", "greedy", "greedy", "--record", existing), "the file exists", "--force")
+    assert existing.read_text() == "my earlier game\n"
+    missing = tmp_path / "no" / "such" / "game.jsonl"
+    refused(arena("play", "basic", "greedy", "greedy", "--record", missing), f"the folder {missing.parent} does "
+            "not exist", "mkdir -p")
+    assert not (tmp_path / "no").exists()
+
+
 @pytest.mark.parametrize("bot,words", [
     ("", ["seat 1: the bot command is empty"]),
     ("   ", ["seat 1: the bot command is empty"]),
