@@ -14,6 +14,11 @@ bot is told or can read gives the key, and from the key come:
 Every HMAC input starts with a label naming its purpose (``deal``, ``game-id``,
 ``journal``, ``record``), so a value made for one purpose never passes for
 another.
+
+Results are the organiser's alone: ``private_folder`` makes a results folder
+(or a record's logs folder) mode 0700 and ``open_private`` a file mode 0600,
+whatever the umask, so no other local user reads a journal, a record, a log
+or the key.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 KEY_FILE = "secret.key"
 KEY_BYTES = 32
@@ -64,6 +69,30 @@ def derive_hex(key: bytes, label: str, *parts: object, digits: int = 16) -> str:
     return _digest(key, label, _parts(parts)).hex()[:digits]
 
 
+# -- private files --------------------------------------------------------------------------------
+
+def private_folder(folder: str | Path) -> Path:
+    """``folder`` (made with its parents if missing) readable by its owner only: mode 0700, set
+    explicitly so that no umask widens it; an existing folder of an older run is narrowed too."""
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def open_private(path: str | Path, append: bool = False, buffering: int = -1) -> BinaryIO:
+    """``path`` opened for writing (truncated, or for appending) with mode 0600 whatever the umask
+    (an existing file is narrowed to 0600 too)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "ab" if append else "wb", buffering=buffering)
+
+
 # -- the key file -----------------------------------------------------------------------------
 
 def key_path(folder: str | Path) -> Path:
@@ -96,6 +125,7 @@ def make_key(folder: str | Path) -> bytes:
     tmp = path.with_name(f".{KEY_FILE}.{secrets.token_hex(4)}.tmp")
     key = secrets.token_bytes(KEY_BYTES)
     try:
+        private_folder(folder)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, key)

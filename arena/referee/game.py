@@ -458,14 +458,14 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
     With ``key`` (a tournament's secret key) the header also carries ``mac``: the HMAC of the
     header without it and of every entry line, which ``arena replay --verify`` checks.
     """
-    from arena.integrity import MAC_FIELD, record_mac
+    from arena.integrity import MAC_FIELD, open_private, record_mac
 
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [encode_line(line) for line in result.record]
     if key is not None:
         header = {**header, MAC_FIELD: record_mac(key, header, lines)}
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as f:
+    with open_private(tmp) as f:  # mode 0600: a record is the organiser's (SECURITY.md, Secrets)
         f.write(json.dumps(header).encode() + b"\n")
         for line in lines:
             f.write(line + b"\n")

@@ -43,7 +43,7 @@ optional)::
     # remote = true                # instead of command: a bot that connects by itself (SPEC 12)
     [executor]                     # where games are played (not part of the resolved copy: the same games anywhere)
     cluster = "tcp://host:8786"    # a Dask scheduler; absent: local worker processes (`arena run --cluster` wins)
-    listen = "0.0.0.0:5555"        # remote bots: the first listens on this port, the next on port + 1, ...
+    listen = "127.0.0.1:5555"      # remote bots: the first listens here, the next on port + 1, ... ("0.0.0.0:P": every interface)
     remote_wait_s = 120            # how long a game waits for an absent remote bot (then the timeout policy)
 
 Relative paths (``output``, a bot's ``cwd`` and relative commands) are resolved
@@ -108,7 +108,8 @@ class Executor:
 
     cluster: str | None = None
     upload: tuple[str, ...] = ()
-    listen: str = "0.0.0.0:5555"   # remote bots (remote = true): the first one's address, then port + 1, ...
+    listen: str = "127.0.0.1:5555"  # remote bots (remote = true): the first one's address, then port + 1; loopback
+    # unless the file names another interface (as ``arena play --listen`` defaults to loopback)
     remote_wait_s: int = 120       # how long a game waits for an absent remote bot
 
 

@@ -38,7 +38,7 @@ from typing import IO
 
 import msgspec
 
-from arena.integrity import folder_key, mac, mac_ok
+from arena.integrity import folder_key, mac, mac_ok, open_private, private_folder
 
 LOCK_FILE = "run.lock"  # held by whoever writes the journal: a run, or standings setting lines aside
 JOURNAL_FILE = "journal.jsonl"
@@ -216,7 +216,7 @@ def set_aside(folder: str | Path, contents: JournalContents) -> list[str]:
 
 
 def _append_durably(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
+    with open_private(path, append=True) as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
@@ -225,7 +225,7 @@ def _append_durably(path: Path, data: bytes) -> None:
 def _replace_durably(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        with open_private(tmp) as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -255,7 +255,7 @@ def repair(folder: str | Path) -> bytes:
         data = f.read()
         keep = data.rfind(b"\n") + 1
         tail = data[keep:]
-        with open(Path(folder) / CORRUPT_FILE, "ab") as c:
+        with open_private(Path(folder) / CORRUPT_FILE, append=True) as c:
             c.write(tail + b"\n")
         f.truncate(keep)
         f.flush()
@@ -271,9 +271,9 @@ class Journal:
         self.key = key
         self.path = journal_path(self.folder)
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            private_folder(self.folder)  # the organiser's alone (SECURITY.md, Secrets)
             self.repaired = repair(self.folder)
-            self._f = open(self.path, "ab", buffering=0)
+            self._f = open_private(self.path, append=True, buffering=0)
         except OSError as e:
             raise JournalError(f"cannot open the journal {self.path}: {reason(e)}") from None
 

@@ -1,0 +1,147 @@
+"""Results (issue 21, class 5): results folders and records are the organiser's alone whatever the
+umask, a remote seat listens on loopback unless the file says otherwise, a record's MAC binds it to
+its game, no journal line carries a deal seed, and a deal suite is shared without the MAC key."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CLI = [sys.executable, "-m", "arena.cli"]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+# 2 bots heads-up, two deal-sets: 4 short games, records kept.
+FOUR_GAMES = """\
+name = "private"
+variant = "basic"
+seats = 2
+deal_sets = 2
+concurrency = 1
+seed = 3
+{extra}
+[rules]
+target = 30
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+
+[[bots]]
+name = "greedy-2"
+command = "greedy"
+"""
+
+
+def run(*args: str | Path, umask: int | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def tournament(tmp_path: Path, name: str = "t.toml", extra: str = "") -> Path:
+    file = tmp_path / name
+    file.write_text(FOUR_GAMES.format(extra=extra))
+    return file
+
+
+def lines(folder: Path) -> list[dict]:
+    return [json.loads(x) for x in (folder / "journal.jsonl").read_text().splitlines() if x.strip()]
+
+
+def nobody_reads(path: Path) -> bool:
+    """Whether an unprivileged local user (a real process as uid 65534) can read ``path``."""
+    got = subprocess.run(NOBODY + ["cat", str(path)], capture_output=True, timeout=10)
+    return got.returncode == 0
+
+
+def public_folder() -> Path:
+    """A folder every local user may enter (pytest's own tmp folders are 0700: they would hide everything)."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-public-"))
+    os.chmod(folder, 0o755)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def played() -> Iterator[Path]:
+    """A finished run of FOUR_GAMES under umask 0 (every file would be world-writable if made by default)."""
+    base = public_folder()
+    try:
+        out = base / "out"
+        got = run("run", tournament(base), "--out", out, "--format", "csv", umask=0)
+        assert got.returncode == 0, got.stderr
+        yield out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def public() -> Iterator[Path]:
+    base = public_folder()
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+# -- 3. private results ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to act as another user")
+def test_a_results_folder_is_the_organisers_alone_whatever_the_umask(played: Path) -> None:
+    assert mode(played) == 0o700
+    for name in ("journal.jsonl", "secret.key"):
+        assert mode(played / name) == 0o600, name
+    records = sorted((played / "records").glob("*.jsonl"))
+    assert len(records) == 4 and all(mode(r) == 0o600 for r in records)
+    # another local user, as a real process: nothing inside can be read, not even with the folder's files world-readable
+    for path in [played / "journal.jsonl", played / "secret.key", records[0], *sorted((played / "logs").glob("*"))[:1]]:
+        os.chmod(path, 0o644) if path.is_file() else None
+        assert not nobody_reads(path), path
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to act as another user")
+def test_play_writes_a_private_record_and_logs_whatever_the_umask(public: Path) -> None:
+    tmp_path = public
+    record = tmp_path / "g.jsonl"
+    got = run("play", "basic", "greedy", "greedy", "--seed", "3", "--record", record, "--quiet", umask=0)
+    assert got.returncode == 0, got.stderr
+    assert mode(record) == 0o600 and mode(tmp_path / "logs") == 0o700
+    assert not nobody_reads(record)
+    control = tmp_path / "control.txt"  # the probe is not vacuous: a world-readable file here is read
+    control.write_text("x")
+    os.chmod(control, 0o644)
+    assert nobody_reads(control)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    got = subprocess.run(CLI + ["play", "basic", "greedy", "greedy", "--seed", "3", "--quiet"], cwd=home,
+                         capture_output=True, text=True, timeout=90, preexec_fn=lambda: os.umask(0))
+    assert got.returncode == 0, got.stderr
+    [folder] = (home / "arena-play").iterdir()
+    assert mode(folder) == 0o700 and mode(folder / "record.jsonl") == 0o600
+
+
+# -- 6. loopback by default -----------------------------------------------------------------------
+
+def test_a_tournaments_remote_seat_listens_on_loopback_unless_the_file_says_otherwise(tmp_path: Path) -> None:
+    from arena.tournament.config import validate_text
+
+    text = FOUR_GAMES.format(extra="") + '\n[[bots]]\nname = "alice"\nremote = true\n'
+    t, errors = validate_text(text, base_dir=tmp_path)
+    assert t is not None, errors
+    assert t.executor.listen.startswith("127.0.0.1:")
+    t, errors = validate_text(text + '\n[executor]\nlisten = "0.0.0.0:6000"\n', base_dir=tmp_path)
+    assert t is not None and t.executor.listen == "0.0.0.0:6000", errors
