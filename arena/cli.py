@@ -92,6 +92,9 @@ def _toml_value(raw: str) -> Any:
         return raw
 
 
+VARIANTS_COLUMN_MIN = 16  # characters of a preset's column in `arena variants`
+
+
 @app.command()
 def variants(
     fmt: Annotated[str, typer.Option("--format", help="text (tables) or json (the presets, and what each option means, as one JSON object).")] = "text",
@@ -103,32 +106,42 @@ def variants(
     if as_json:
         typer.echo(json.dumps({**data, "descriptions": dict(DESCRIPTIONS)}, indent=2))
         return
+    import re
+
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="Presets (RULES.md section 10); sources: " + "; ".join(f"{k}: {v}" for k, v in SOURCES.items()))
-    table.add_column("option")
-    for name in PRESETS:
-        table.add_column(name)
-    for opt in OPTION_NAMES:  # every option, also those a preset leaves unset (shown as —)
-        row = []
-        for name in PRESETS:
-            v = data[name].get(opt, "—")
-            if isinstance(v, dict):
-                v = ", ".join(f"{k}p: {x}" if k not in ("A", "JK") else f"{k}={x}" for k, x in v.items())
-            elif isinstance(v, list):
-                v = ", ".join(map(str, v)) if opt != "players" else f"{v[0]}-{v[1]}"
-            row.append(str(v))
-        table.add_row(opt, *row)
-    console = Console(width=max(150, Console().width))
-    console.print(table)
+    console = Console()  # the terminal's width: as many presets side by side as fit (VARIANTS_COLUMN_MIN each)
+    option_w = max(map(len, OPTION_NAMES)) + 3
+    per_table = max(1, min(len(PRESETS), (console.width - option_w - 1) // (VARIANTS_COLUMN_MIN + 3)))
+    names = list(PRESETS)
+    console.print("Presets (RULES.md section 10), after: " + "; ".join(
+        f"{k}: {re.sub(r'^seed [0-9]+, ', '', v)}" for k, v in SOURCES.items()), markup=False, highlight=False)
+    for first in range(0, len(names), per_table):
+        group = names[first:first + per_table]
+        table = Table()
+        table.add_column("option", no_wrap=True)
+        for name in group:
+            table.add_column(name, min_width=min(VARIANTS_COLUMN_MIN, console.width))
+        for opt in OPTION_NAMES:  # every option, also those a preset leaves unset (shown as —)
+            row = []
+            for name in group:
+                v = data[name].get(opt, "—")
+                if isinstance(v, dict):
+                    v = ", ".join(f"{k}p: {x}" if k not in ("A", "JK") else f"{k}={x}" for k, x in v.items())
+                elif isinstance(v, list):
+                    v = ", ".join(map(str, v)) if opt != "players" else f"{v[0]}-{v[1]}"
+                row.append(str(v))
+            table.add_row(opt, *row)
+        console.print(table)
     meanings = Table(title="What each option means (RULES.md section 9)")
     meanings.add_column("option")
     meanings.add_column("meaning")
     for opt in OPTION_NAMES:
         meanings.add_row(opt, DESCRIPTIONS[opt])
     console.print(meanings)
-    typer.echo("Option values: " + "; ".join(f"{k}: {' / '.join(v)}" for k, v in CHOICES.items()))
+    console.print("Option values: " + "; ".join(f"{k}: {' / '.join(v)}" for k, v in CHOICES.items()), markup=False,
+                  highlight=False)
 
 
 @app.command()

@@ -139,3 +139,22 @@ def test_a_remote_bot_with_the_wrong_server_key_is_told_so_at_once(no_leaks):
         server.close(linger=0)
         plain.close(linger=0)
         ctx.term()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_variants_fits_the_terminal_and_says_where_presets_come_from_in_plain_words(width):
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+    from arena.rules.options import OPTION_NAMES
+    from arena.rules.presets import PRESETS
+
+    shown = CliRunner().invoke(app, ["variants"], env={"COLUMNS": str(width)})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert max(map(len, lines)) <= width, max(lines, key=len)
+    assert "seed 0" not in shown.stdout
+    headers = [line for line in lines if line.startswith("┃ option") and "meaning" not in line]
+    assert [c.strip() for h in headers for c in h.split("┃")[2:-1]] == list(PRESETS), headers
+    for opt in OPTION_NAMES:  # whole, not cut with an ellipsis
+        assert any(line.startswith(f"│ {opt} ") for line in lines), opt
