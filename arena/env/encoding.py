@@ -35,7 +35,7 @@ MAX_PLAYS = 62
 ACTIONS = 2 + MAX_PLAYS  # 0: draw from stock, 1: take the discard, 2 + k: play candidate k
 DRAW_STOCK, DRAW_DISCARD = 0, 1
 SEAT_FEATURES = 6  # present, in game, hand size / 20, total / target, opened, is current
-PLAY_FEATURES = 2 * CARDS + 3  # cards put on the table, the discard, goes out, table actions / 4, present
+PLAY_FEATURES = 2 * CARDS + 4  # cards put on the table, the discard, goes out, table actions / 4, greedy's, present
 SCALARS = 12
 
 # offsets into the tensor (protocol/ENV.md lists them)
@@ -142,7 +142,7 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
         if p.discard is not None:
             x[base + CARDS + p.discard] = 1.0
         gone = len(placed) + (p.discard is not None)
-        x[base + 2 * CARDS:base + PLAY_FEATURES] = (gone == len(obs.hand), len(p.actions) / 4, 1.0)
+        x[base + 2 * CARDS:base + PLAY_FEATURES] = (gone == len(obs.hand), len(p.actions) / 4, k == 0, 1.0)
         mask[2 + k] = 1
     return x, mask
 
