@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 from pathlib import Path
 
 import pytest
+import scipy.stats
 
 from arena.integrity import make_key
 from arena.settings import FAILURE_KINDS
@@ -65,7 +67,9 @@ def test_wld_counts_placings_per_pair_at_multi_seat_tables(tmp_path: Path) -> No
     assert (ab.wins, ab.losses, ab.draws) == (together, 0, 0)
     assert (ba.wins, ba.losses, ba.draws) == (0, together, 0)
     assert (cd.wins, cd.losses, cd.draws) == (0, 0, together)
-    assert ab.los == pytest.approx(0.5 * (1 + math.erf(together / math.sqrt(2 * together))))
+    # LOS counts deal-sets, not games: A won all 4 deal-sets it shared with B (2 tables x 2 sets), and
+    # without spread between them that is the sign test's 1 - 0.5 ** 4, not the 0.99999 of 24 independent games
+    assert ab.los == pytest.approx(1 - 0.5 ** 4)
     assert ab.los is not None and ba.los == pytest.approx(1 - ab.los) and cd.los is None  # draws only: no information
     assert ab.mean == 10 and ab.games == together
     data = json.loads(standings.render_standings(st, "json"))
@@ -85,12 +89,20 @@ def test_heads_up_wld_is_first_place_and_los_follows_wins_and_losses(tmp_path: P
         placings = [1 if s == first else 2 for s in range(2)]
         return placings, [50 if p == 1 else 20 for p in placings]
 
-    st = standings.compute(folder_of(tmp_path, ["A", "B"], 2, 20, result), resamples=20)
+    folder = folder_of(tmp_path, ["A", "B"], 2, 20, result)
+    st = standings.compute(folder, resamples=20)
     ab = st.crosstable["A"]["B"]
     assert ab is not None and ab.wins + ab.losses == 40 and ab.draws == 0
-    assert ab.los is not None and ab.los == pytest.approx(standings.los(ab.wins, ab.losses))
-    assert standings.los(10, 10) == 0.5 and standings.los(0, 0) is None and (standings.los(30, 10) or 0) > 0.99
-    assert ab.los is not None
+    sums: dict[int, int] = {}
+    for e in standings.counted_lines(folder)[0].entries:  # per deal-set: A's wins minus losses
+        won = e.placings[e.seats.index("A")] == 1
+        sums[e.set] = sums.get(e.set, 0) + (1 if won else -1)
+    x = list(sums.values())
+    t = statistics.mean(x) / (statistics.stdev(x) / math.sqrt(len(x)))
+    assert ab.los == pytest.approx(float(scipy.stats.t.cdf(t, len(x) - 1)))
+    assert standings.los([1, -1, 1, -1]) == 0.5 and standings.los([]) is None and standings.los([0, 0]) is None
+    assert standings.los([2]) is None  # one deal-set: nothing says how far luck goes
+    assert standings.los([2, 2, 2]) == 1 - 0.5 ** 3 and standings.los([-1, -1]) == 0.25
     table = standings.render_standings(st, "table")
     assert f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
 

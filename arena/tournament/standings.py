@@ -46,18 +46,20 @@ which it then lists among the notes.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import json
 import math
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from arena.failures import FAILURE_KINDS, column
 from arena.tournament import ratings, schedule
@@ -95,15 +97,15 @@ class Pair:
     wins: int            # games row placed higher than column
     losses: int
     draws: int           # same placing
-    los: float | None    # likelihood of superiority of row from wins and losses; None without either
+    los: float | None    # likelihood of superiority of row, from its per-deal-set wins minus losses (``los``)
 
 
 @dataclass(frozen=True)
 class Row:
     rank: int
     bot: str
-    rating: float
-    ci: float | None     # ± half width of the 95% bootstrap interval; None when there is no interval
+    rating: float        # the estimate, or for a bound (``bound``) the bound itself
+    ci: float | None     # ± half width of the 95% interval; None for a bound or when there is no interval
     games: int
     first_pct: float
     avg_place: float
@@ -111,9 +113,13 @@ class Row:
     margin: Margin | None  # None when no game of the bot counts (no games, or all forfeited)
     points: int | None
     failures: dict[str, int]
-    rating_low: float = 0.0   # the 95% interval itself (equal to the rating when there is none)
-    rating_high: float = 0.0
+    rating_low: float | None = 0.0   # the 95% interval itself (equal to the rating when there is none);
+    rating_high: float | None = 0.0  # None on the open side of a bound
     settled: float | None = None  # leagues: chance this bot is truly ahead of the next (None for the last)
+    bound: str | None = None  # ">": never lost, the rating is a 95% lower bound; "<": never won, an upper one
+    provisional: bool = False  # too few games or deal-sets (ratings.Rating.provisional): ranked after the rest
+    deal_sets: int = 0         # deal-sets the bot played in
+    sos: float | None = None   # leagues: strength of schedule, the mean rating of the opponents it met
 
 
 @dataclass
@@ -128,18 +134,29 @@ class Standings:
     set_aside: list[str] = field(default_factory=list)  # bad journal lines moved to journal.rejected.jsonl
     within_noise: list[list[str]] = field(default_factory=list)  # runs of adjacent bots whose intervals overlap
     deal_sets: int = 0        # duplicate deal-sets the games came from
-    league: bool = False      # swiss or adaptive: the league fit's ratings, and the Settled column
+    league: bool = False      # swiss or adaptive: the Settled and SoS columns
+    total: int | None = None  # games in the schedule (None without a tournament file): a partial run says so
+    seat_advantage: list[dict[str, Any]] = field(default_factory=list)  # per table size (``seat_advantage``)
 
     def to_data(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.league:  # the other formats' output stays as it was
             del data["league"]
             for row in data["rows"]:
-                del row["settled"]
+                del row["settled"], row["sos"]
         for row in data["rows"]:
             if not row["games"]:  # the fit's prior, not a rating
                 row["rating"] = row["rating_low"] = row["rating_high"] = None
         return data
+
+    @property
+    def partial(self) -> bool:
+        return self.total is not None and self.games < self.total
+
+    @property
+    def progress(self) -> str:
+        """``41 of 180 games`` during a run, ``180 games`` once it is complete."""
+        return f"{self.games} of {self.total} games" if self.partial else f"{self.games} games"
 
     @property
     def notes(self) -> list[str]:
@@ -148,18 +165,61 @@ class Standings:
         if self.games and self.deal_sets < 2:
             out.append(f"only {self.deal_sets} deal-set was played: there are no intervals, so no difference "
                        "here is shown to be more than luck")
+        if self.partial:
+            out.append(f"the run is not complete: {self.progress}; the numbers are those of the games so far")
         for run in self.within_noise:
-            names = " and ".join(run) if len(run) == 2 else ", ".join(run[:-1]) + " and " + run[-1]
+            names = _and(run)
             what = "each other" if len(run) == 2 else "the next in this order"
-            out.append(f"{names} are within noise of {what}: their 95% rating intervals overlap")
+            out.append(f"{names} are within noise of {what}: {NOISE_TEST} does not separate them")
+        bounded = [r.bot for r in self.rows if r.bound and r.games]
+        if bounded:
+            out.append(f"{_and(bounded)}: no finite rating fits a bot that never lost (or never won) against the "
+                       "bots rated below (above) it, so its rating is a 95% lower (upper) bound and the others are "
+                       "rated without it")
+        provisional = [r.bot for r in self.rows if r.provisional and r.games]
+        if provisional:
+            out.append(f"? provisional ({', '.join(provisional)}): fewer than {ratings.PROVISIONAL_GAMES} games "
+                       f"or {ratings.PROVISIONAL_SETS} deal-sets; ranked after the established bots, their "
+                       "intervals are wide for what they have")
+        if self.league and self.rows:
+            out.append("in a league 1st%, Place and Margin depend on the opponents each bot met (SoS: their mean "
+                       "rating); compare bots by Rating")
         return out + self.problems
 
 
-def los(wins: int, losses: int) -> float | None:
-    """Likelihood of superiority from decisive results (draws carry no information); None without any."""
-    if wins + losses == 0:
+NOISE_TEST = "a two-sided t test at 5% on their rating difference (deal-set-clustered variance)"
+
+
+def _and(names: list[str]) -> str:
+    return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def los(set_sums: Sequence[float]) -> float | None:
+    """Likelihood of superiority from per-deal-set sums of (wins - losses) of row over column.
+
+    The deal-sets are the independent units (the seatings of one set share its deal), so LOS is the t
+    distribution's probability that their mean is above 0: ``T(df = sets - 1).cdf(mean / se)``.  Without
+    spread between sets it is the sign test's ``1 - 0.5 ** sets`` (or its mirror); None when no game was
+    decided or with a single deal-set (nothing to say how far luck goes).
+    """
+    x = np.asarray(set_sums, dtype=float)
+    if x.size < 2 or not np.any(x):
         return None
-    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    if sd <= 1e-12:
+        one = 1.0 - 0.5 ** x.size
+        return one if mean > 0 else 1.0 - one
+    return float(student_t.cdf(mean / (sd / math.sqrt(x.size)), x.size - 1))
+
+
+def within_noise(fit: ratings.RatingFit, upper: str, lower: str) -> bool:
+    """Whether ``NOISE_TEST`` fails to separate ``upper`` (ranked above) from ``lower``; for a bound, whether
+    it fails to clear the other's interval."""
+    a, b = fit.ratings[upper], fit.ratings[lower]
+    if a.bound or b.bound:
+        return a.low is None or b.high is None or a.low <= b.high
+    ahead = fit.ahead(upper, lower)
+    return ahead is None or 1.0 - ahead > (1.0 - ratings.LEVEL) / 2
 
 
 class _Clustered:
@@ -237,7 +297,7 @@ def _unused(folder: Path) -> Iterator[None]:
         yield
 
 
-def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop_bad_lines: bool = False) -> Standings:
+def compute(folder: str | Path, resamples: int = 0, drop_bad_lines: bool = False) -> Standings:
     """Standings of a results folder (its journal plus its resolved tournament file)."""
     folder = Path(folder)
     info = _tournament_info(folder)
@@ -250,31 +310,59 @@ def compute(folder: str | Path, resamples: int = ratings.DEFAULT_RESAMPLES, drop
     seed = info.get("seed", 0) if isinstance(info.get("seed", 0), int) else 0
     league = info.get("format") in schedule.LEAGUES
     st = _standings(str(info.get("name", folder.name)), entries, bots_cfg, ladder, sign, seed, resamples,
-                    dropped + contents.problems, league=league)
+                    dropped + contents.problems, league=league, first_seat=_first_seat(folder))
     st.set_aside = dropped
+    st.total = _schedule_size(folder)
     return st
 
 
+def _first_seat(folder: Path) -> Callable[[int, int], int | None] | None:
+    """Who plays first in a game of the folder's rules, from its deal seed: left of the first dealer, as
+    the rules engine draws it (RULES 2.2); None without a readable tournament file."""
+    try:
+        rules = read_resolved(folder).rules
+    except (ConfigFileError, OSError):
+        return None
+    from arena.rules.game import Game
+
+    @functools.cache
+    def first(seed: int, seats: int) -> int | None:
+        try:
+            return (Game(rules, seats, seed).dealer + 1) % seats
+        except ValueError:  # a table size the rules do not allow (RulesError): no answer rather than a crash
+            return None
+
+    return first
+
+
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
-               resamples: int, problems: list[str], league: bool = False) -> Standings:
+               resamples: int, problems: list[str], league: bool = False,
+               first_seat: Callable[[int, int], int | None] | None = None) -> Standings:
     names = ratings.bot_order(entries, bots)
-    fit = ratings.league_fit(entries, names) if league and entries else None  # the ratings' and Settled's
-    rated = ratings.rate(entries, names, resamples=resamples, seed=seed, league=league, fit=fit)
+    fit = ratings.league_fit(entries, names) if league and entries else None  # Settled's
+    rfit = ratings.rating_fit(entries, names)
+    rated = rfit.ratings
     points = ratings.ladder_points(entries) if ladder else {}
     games = dict.fromkeys(names, 0)
     firsts = dict.fromkeys(names, 0)
     place_sum = dict.fromkeys(names, 0.0)
     score_sum = dict.fromkeys(names, 0.0)
+    opp_sum = dict.fromkeys(names, 0.0)
+    opp_n = dict.fromkeys(names, 0)
     fails: dict[str, dict[str, int]] = {b: {} for b in names}
     margin = {b: _Clustered() for b in names}
     pair = {a: {b: _Clustered() for b in names if b != a} for a in names}
     wld = {a: {b: [0, 0, 0] for b in names if b != a} for a in names}
+    set_sums: dict[str, dict[str, dict[tuple[int, int], float]]] = {a: {b: {} for b in names if b != a} for a in names}
     for e in entries:
         k = len(e.seats)
         cluster = (e.table, e.set)
         placed = len(e.placings) == k
         for s, bot in enumerate(e.seats):
             games[bot] += 1
+            for other in e.seats[:s] + e.seats[s + 1:]:
+                opp_sum[bot] += rated[other].rating
+                opp_n[bot] += 1
             if s < len(e.placings):
                 place_sum[bot] += e.placings[s]
                 firsts[bot] += e.placings[s] == 1
@@ -286,6 +374,8 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
                     if o != s:
                         mine, theirs = e.placings[s], e.placings[o]
                         wld[bot][other][0 if mine < theirs else 1 if mine > theirs else 2] += 1
+                        sums = set_sums[bot][other]
+                        sums[cluster] = sums.get(cluster, 0.0) + (mine < theirs) - (mine > theirs)
             if len(e.totals) != k or k < 2:
                 continue
             score_sum[bot] += e.totals[s]
@@ -299,26 +389,68 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
                 pair[bot][e.seats[o]].add(cluster, sign * (e.totals[s] - e.totals[o]))
     kinds_seen = {kind for f in fails.values() for kind, n in f.items() if n}
     kinds = [k for k in FAILURE_KINDS if k in kinds_seen] + sorted(kinds_seen - set(FAILURE_KINDS))
-    order = sorted(names, key=lambda b: (games[b] == 0, -rated[b].rating, b))  # a bot with no games has no rating
+    # established bots first, then provisional ones (a 2-game bot never outranks a 40-game one on noise); in
+    # each, bots that never lost first and ones that never won last (no finite rating), else by rating
+    order = sorted(names, key=lambda b: (games[b] == 0, rated[b].provisional, rated[b].order_key(), b))
     rows = []
     for rank, b in enumerate(order, start=1):
         g = games[b]
+        r = rated[b]
         rows.append(Row(
-            rank=rank, bot=b, rating=rated[b].rating, ci=rated[b].plus_minus, games=g,
+            rank=rank, bot=b, rating=r.rating, ci=r.plus_minus, games=g,
             first_pct=100.0 * firsts[b] / g if g else 0.0,
             avg_place=place_sum[b] / g if g else 0.0,
             avg_score=score_sum[b] / g if g else 0.0,
             margin=margin[b].result(),
             points=points.get(b, 0) if ladder else None,
             failures={k: fails[b].get(k, 0) for k in kinds},
-            rating_low=rated[b].low, rating_high=rated[b].high,
+            rating_low=r.low, rating_high=r.high, bound=r.bound, provisional=r.provisional, deal_sets=r.deal_sets,
+            sos=opp_sum[b] / opp_n[b] if opp_n[b] else None,
         ))
     if fit is not None:
         rows = _with_settled(rows, names, fit)
-    cross = {a: {b: (_pair(pair[a][b], wld[a][b]) if b != a else None) for b in order} for a in order}
+    cross = {a: {b: (_pair(pair[a][b], wld[a][b], set_sums[a][b]) if b != a else None) for b in order}
+             for a in order}
     deal_sets = len({(e.table, e.set) for e in entries})
     return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems),
-                     within_noise=_noise_runs(rows) if deal_sets >= 2 else [], deal_sets=deal_sets, league=league)
+                     within_noise=_noise_runs(rows, rfit) if deal_sets >= 2 else [], deal_sets=deal_sets,
+                     league=league, seat_advantage=seat_advantage(entries, first_seat))
+
+
+def seat_advantage(entries: list[JournalEntry],
+                   first_seat: Callable[[int, int], int | None] | None = None) -> list[dict[str, Any]]:
+    """Per table size: each seat's win rate (placed first, ties included) and mean placing, and those of the
+    player who played first (``first_seat(deal_seed, seats)``, when given), each with its 95% interval
+    clustered by deal-set.  With no advantage every seat wins ``1 / seats`` of its games."""
+    by_k: dict[int, list[JournalEntry]] = {}
+    for e in entries:
+        if len(e.placings) == len(e.seats) >= 2:
+            by_k.setdefault(len(e.seats), []).append(e)
+
+    def summary(wins: _Clustered, places: _Clustered) -> dict[str, Any] | None:
+        w, p = wins.result(), places.result()
+        if w is None or p is None:
+            return None
+        return {"games": w.games, "win_rate": w.mean, "win_ci": w.ci, "avg_place": p.mean, "place_ci": p.ci}
+
+    out = []
+    for k in sorted(by_k):
+        seat_w = [_Clustered() for _ in range(k)]
+        seat_p = [_Clustered() for _ in range(k)]
+        first_w, first_p = _Clustered(), _Clustered()
+        for e in by_k[k]:
+            cluster = (e.table, e.set)
+            for s in range(k):
+                seat_w[s].add(cluster, float(e.placings[s] == 1))
+                seat_p[s].add(cluster, float(e.placings[s]))
+            f = first_seat(e.deal_seed, k) if first_seat else None
+            if f is not None:
+                first_w.add(cluster, float(e.placings[f] == 1))
+                first_p.add(cluster, float(e.placings[f]))
+        out.append({"seats": k, "games": len(by_k[k]), "fair_win_rate": 1.0 / k,
+                    "by_seat": [{"seat": s} | (summary(seat_w[s], seat_p[s]) or {}) for s in range(k)],
+                    "first_player": summary(first_w, first_p)})
+    return out
 
 
 def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray]) -> list[Row]:
@@ -332,21 +464,21 @@ def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.n
     return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
 
 
-def _pair(margin: _Clustered, wld: list[int]) -> Pair | None:
+def _pair(margin: _Clustered, wld: list[int], set_sums: dict[tuple[int, int], float]) -> Pair | None:
     wins, losses, draws = wld
     m = margin.result()
     if m is None and wins + losses + draws == 0:
         return None  # never at the same table
     return Pair(m.mean if m else None, m.ci if m else None, m.games if m else 0, wins, losses, draws,
-                los(wins, losses))
+                los(list(set_sums.values())))
 
 
-def _noise_runs(rows: list[Row]) -> list[list[str]]:
-    """Maximal runs of adjacent bots (in rank order) whose 95% rating intervals overlap."""
+def _noise_runs(rows: list[Row], fit: ratings.RatingFit) -> list[list[str]]:
+    """Maximal runs of adjacent bots (in rank order) that ``within_noise`` does not separate."""
     runs: list[list[str]] = []
     current = [rows[0].bot] if rows else []
     for upper, lower in itertools.pairwise(rows):
-        if lower.games and upper.games and lower.rating_high >= upper.rating_low:
+        if lower.games and upper.games and within_noise(fit, upper.bot, lower.bot):
             current.append(lower.bot)
             continue
         if len(current) > 1:
@@ -383,6 +515,8 @@ def _los(p: Pair | None) -> str:
 def _header(st: Standings, wide: bool) -> list[str]:
     cols = ["Rank", "Bot", "Rating", "±95%", "Games", "1st%", "Avg place" if wide else "Place"]
     cols += ["Avg score", "Margin ±CI"] if wide else ["Margin ±CI"]
+    if st.league:
+        cols.append("SoS")  # beside the columns it confounds
     if st.ladder_points:
         cols.append("Points")
     if st.league:
@@ -392,10 +526,19 @@ def _header(st: Standings, wide: bool) -> list[str]:
     return cols + [column(k) for k in st.failure_kinds]
 
 
+def rating_text(r: Row) -> str:
+    """The Rating cell: ``1534``, a bound ``> 1714`` / ``< 1361``, ``?`` after a provisional one, ``-`` unrated."""
+    if not r.games:
+        return "-"
+    return f"{r.bound + ' ' if r.bound else ''}{r.rating:.0f}{'?' if r.provisional else ''}"
+
+
 def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
-    cells = [str(r.rank), r.bot, f"{r.rating:.0f}" if r.games else "-", "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
+    cells = [str(r.rank), r.bot, rating_text(r), "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
              f"{r.avg_place:.2f}"]
     cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
+    if st.league:
+        cells.append(_num(r.sos, ".0f"))
     if st.ladder_points:
         cells.append(str(r.points))
     if st.league:
@@ -456,7 +599,7 @@ def _render_rich(st: Standings, wide: bool) -> str:
             t.add_row(*(rich_text(c) for c in row))
         console.print(t)
 
-    table(f"{st.name}: {st.games} games", _header(st, wide), (_cells(st, r, wide) for r in st.rows), left=1)
+    table(f"{st.name}: {st.progress}", _header(st, wide), (_cells(st, r, wide) for r in st.rows), left=1)
     if wide:
         head, body = _cross_rows(st, "\n")
         table(CROSS_TITLE, head, body, left=0)
@@ -473,7 +616,7 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         return _render_rich(st, wide)
     if fmt == "md":
         head, body = _cross_rows(st, " · ")
-        parts = [f"## {md_cell(st.name)}: {st.games} games", "",
+        parts = [f"## {md_cell(st.name)}: {st.progress}", "",
                  _md_table(_header(st, True), (_cells(st, r, True) for r in st.rows)),
                  "", f"### {CROSS_TITLE}", "", _md_table(head, body)]
         parts += [""] + [f"> note: {md_cell(n)}" for n in st.notes] if st.notes else []
@@ -482,18 +625,20 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         cols = ["rank", "bot", "rating", "ci95", "games", "first_pct", "avg_place", "avg_score", "margin",
-                "margin_ci95"] + (["points"] if st.ladder_points else []) + (["settled"] if st.league else []) \
+                "margin_ci95", "bound", "provisional"] + (["points"] if st.ladder_points else []) \
+            + (["settled", "sos"] if st.league else []) \
             + list(st.failure_kinds)
         w.writerow(cols)
         for r in st.rows:
             m = r.margin
             row: list[Any] = [r.rank, csv_cell(r.bot), round(r.rating, 1) if r.games else "", "" if r.ci is None else round(r.ci, 1), r.games,
                               round(r.first_pct, 2), round(r.avg_place, 3), round(r.avg_score, 2),
-                              "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2)]
+                              "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2),
+                              r.bound or "", int(r.provisional)]
             if st.ladder_points:
                 row.append(r.points)
             if st.league:
-                row.append("" if r.settled is None else round(r.settled, 4))
+                row += ["" if r.settled is None else round(r.settled, 4), "" if r.sos is None else round(r.sos, 1)]
             w.writerows([row + [r.failures.get(k, 0) for k in st.failure_kinds]])
         return buf.getvalue()
     if fmt == "json":
