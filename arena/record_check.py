@@ -13,12 +13,17 @@ with ``twin_suits = "permute"`` dealt the game under (``arena.rules.suits``).
 A record written by the tournament runner carries a MAC in its header
 (``mac``, see ``arena.integrity``); ``mac_status`` checks it under a key given
 or found next to the record (``../secret.key`` of a tournament's ``records/``
-folder) and says in words what it found.
+folder) and says in words what it found.  The MAC covers the header, and with it
+the game id, which only the key's holder derives from the game's index
+(``schedule.game_id``); the runner names the file after that index
+(``records/g000042.jsonl``), so a record with a good MAC under another game's
+file name (two records swapped, or one copied over another) does not verify.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -286,6 +291,23 @@ def mac_status(path: Path, header: dict[str, Any], key_file: Path | None) -> Mac
     if not mac_ok(key, RECORD_LABEL, record_body(header, _entry_lines(path)), claimed):
         return MacStatus(False, f"MAC does not verify under {key_file}: the record was changed after the "
                                 f"runner wrote it, or is not a record of that tournament")
+    return _bound(path, header, key)
+
+
+RECORD_NAME = re.compile(r"g(\d{6,})\.jsonl")  # the runner's name of game INDEX's record
+
+
+def _bound(path: Path, header: dict[str, Any], key: bytes) -> MacStatus:
+    """A record whose MAC verifies: whether it is the record of the game its file name says."""
+    from arena.tournament.schedule import game_id
+
+    m = RECORD_NAME.fullmatch(path.name)
+    if m is None:
+        return MacStatus(True, "its file name names no game, so its game is not checked; MAC verified")
+    index = int(m[1])
+    if header.get("game_id") != game_id(key, index):
+        return MacStatus(False, f"its MAC verifies but it is not the record of game {index}, as its file name "
+                                f"says: records were swapped, renamed or copied over one another")
     return MacStatus(True, "MAC verified")
 
 

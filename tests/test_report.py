@@ -235,7 +235,7 @@ def test_a_bot_that_forfeited_every_game_has_no_margin_and_its_pairs_show_dashes
     assert row and '<td data-value="">-</td>' in row.group(0)
     cell = cells(html)[("random-0", "greedy-1")]
     assert f"W-L-D {p.wins}-{p.losses}-{p.draws}" in cell and p.wins == 0 and p.losses == 4
-    assert cell.endswith(f'- <br><span class="wld">0-{p.losses}</span>')
+    assert cell.endswith(f'- <br><span class="wld" title="wins-losses-draws">0-{p.losses}-0</span>')
     for n in st.notes:
         assert html.count(f"Note: {n}") == 1
 
@@ -325,3 +325,29 @@ def test_the_settings_leave_out_env_values_and_base_dir(tmp_path: Path):
     assert "from results." in html  # the folder by its name, not its local path
     assert "API_TOKEN" in text and "LEVEL" in text and "&#34;\u2026&#34;" in text
     assert 'name = &#34;bench-report&#34;' in text and "[rules]" in text
+
+
+def test_games_are_listed_by_their_number_whatever_order_they_finished_in(finished: Path, tmp_path: Path):
+    import shutil
+
+    folder = tmp_path / "results"
+    shutil.copytree(finished, folder, ignore=shutil.ignore_patterns("report*"))
+    journal = folder / "journal.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text("".join(reversed(lines)))  # as a run finishes them: any order
+    assert [json.loads(x)["index"] for x in journal.read_text().splitlines()] == list(range(len(lines)))[::-1]
+    games = games_data(write_report(folder).read_text())
+    assert [g["index"] for g in games] == list(range(len(lines)))
+
+
+def test_every_crosstable_cell_shows_wins_losses_and_draws_with_zeros(running: Path, report):
+    _, html = report
+    st = standings.compute(running)
+    checked = 0
+    for (a, b), cell in cells(html).items():
+        p = st.crosstable[a][b]
+        if p is None:
+            continue
+        assert cell.endswith(f'<span class="wld" title="wins-losses-draws">{p.wins}-{p.losses}-{p.draws}</span>')
+        checked += 1
+    assert checked and any(st.crosstable[a][b].draws == 0 for a, b in cells(html) if st.crosstable[a][b])

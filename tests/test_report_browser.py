@@ -11,6 +11,8 @@ Screenshots go to the test's tmp dir (and to $ARENA_SCREENSHOTS when set).
 
 from __future__ import annotations
 
+import base64
+import itertools
 import json
 import os
 import shutil
@@ -25,7 +27,8 @@ import msgspec
 import pytest
 from playwright.sync_api import sync_playwright
 
-from arena.report import write_report, write_viewer
+from arena.report import charts, write_report, write_viewer
+from arena.report.gamedata import BIN_COUNT
 from arena.rules.actions import play_from_wire
 from arena.rules.cards import text
 from arena.rules.game import Game
@@ -343,6 +346,96 @@ def test_one_seat_view_shows_no_other_seats_cards(page: Any, tmp_path: Path):
         if e["e"] == "draw" and e["seat"] != 1 and e["source"] == "stock":
             assert e["card"] not in page.text_content("#event")
     assert page.locator("#seats .seat[data-seat='1'] .hand .card[data-card]").count() > 0
+
+
+LEGEND = """() => {
+  const svg = document.querySelector("svg[aria-label='rating over games played']");
+  const top = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('g.legend')].map(g => {
+    const bot = g.dataset.bot, text = g.querySelector('text'), link = g.querySelector('line');
+    const line = [...svg.querySelectorAll('polyline')].find(p => p.dataset.bot === bot);
+    const pts = line.points, last = pts.getItem(pts.numberOfItems - 1);
+    const ctm = svg.getScreenCTM(), end = new DOMPoint(last.x, last.y).matrixTransform(ctm);
+    const box = text.getBoundingClientRect();
+    return {bot, fill: getComputedStyle(text).fill, stroke: getComputedStyle(line).stroke,
+            linkFrom: Number(link.getAttribute('y1')), lastY: last.y,
+            box: {x: box.x - top.x, y: box.y - top.y, w: box.width, h: box.height}, endY: end.y - top.y};
+  });
+}"""
+
+PIXELS = """async ([png, boxes]) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = img.width; c.height = img.height;
+  const ctx = c.getContext('2d');
+  ctx.drawImage(img, 0, 0);
+  return boxes.map(b => {
+    const d = ctx.getImageData(Math.floor(b.x), Math.floor(b.y), Math.ceil(b.w), Math.ceil(b.h)).data;
+    const inked = [];
+    for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 600) inked.push([d[i], d[i + 1], d[i + 2]]);
+    return inked;
+  });
+}"""
+
+
+def rgb(css: str) -> tuple[int, int, int]:
+    r, g, b = (int(v) for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+    return r, g, b
+
+
+def test_the_rating_history_legend_is_in_its_lines_colours_beside_their_ends(tournament: Path, page: Any,
+                                                                            tmp_path: Path):
+    """Each bot's name is drawn in its line's colour (computed style, and the pixels of a screenshot), one
+    name per line, each beside its line's last point and none overlapping another."""
+    page.goto((tournament / "report.html").as_uri())
+    chart = page.locator("svg[aria-label='rating over games played']")
+    chart.scroll_into_view_if_needed()
+    legend = page.evaluate(LEGEND)
+    assert sorted(x["bot"] for x in legend) == ["greedy", "oops", "random"]
+    colours = [rgb(x["stroke"]) for x in legend]
+    assert len(set(colours)) == 3
+    for x in legend:
+        assert rgb(x["fill"]) == rgb(x["stroke"]), x["bot"]
+        assert x["linkFrom"] == pytest.approx(x["lastY"], abs=0.1)  # the name is joined to its line's end
+        assert abs(x["box"]["y"] + x["box"]["h"] / 2 - x["endY"]) <= 14 * len(legend), x["bot"]
+    boxes = sorted((x["box"] for x in legend), key=lambda b: b["y"])
+    assert all(a["y"] + a["h"] <= b["y"] + 1 for a, b in itertools.pairwise(boxes)), "legend names overlap"
+    png = base64.b64encode(chart.screenshot(path=str(tmp_path / "history.png"))).decode()
+    inked = page.evaluate(PIXELS, [png, [x["box"] for x in legend]])
+    for x, want, px in zip(legend, colours, inked):
+        assert len(px) > 10, f"{x['bot']}: no ink where its name is"
+        near = sum(1 for p in px if sum((a - b) ** 2 for a, b in zip(p, want)) < 60 ** 2)
+        dark = sum(1 for p in px if max(p) < 60)
+        assert near > len(px) / 3, f"{x['bot']}: its name is not drawn in {want}"
+        assert dark < near, f"{x['bot']}: its name is near-black"
+    shot(page, tmp_path, "report-history.png")
+
+
+def test_latency_axis_labels_stay_inside_their_chart(browser: Any):
+    """The decade labels and marks of latency histograms at both ends of the scale (0.01 ms, 100 s) are
+    drawn whole inside the chart."""
+    low = [0] * BIN_COUNT
+    low[0], low[3] = 5, 9
+    high = [0] * BIN_COUNT
+    high[BIN_COUNT - 1] = 4
+    svgs = [charts.latency_chart("low", {"hist": low, "median": 0.011, "p99": 0.013, "max": 0.014}, None, 0),
+            charts.latency_chart("high", {"hist": high, "median": 9e4, "p99": 9.5e4, "max": 9.9e4}, 100000, 1)]
+    context = browser.new_context(viewport={"width": 1000, "height": 600})
+    tab = context.new_page()
+    css = (ROOT / "arena" / "report" / "static" / "report.css").read_text()
+    tab.set_content(f"<style>{css}</style>" + "".join(svgs))
+    got = tab.evaluate("""() => [...document.querySelectorAll('svg')].map(svg => {
+      const r = svg.getBoundingClientRect();
+      return [...svg.querySelectorAll('text')].map(t => { const b = t.getBoundingClientRect();
+        return {text: t.textContent, left: b.left - r.left, right: r.right - b.right}; });
+    })""")
+    context.close()
+    assert "0.01 ms" in [t["text"] for t in got[0]]
+    for chart in got:
+        for t in chart:
+            assert t["left"] >= 0 and t["right"] >= 0, t
 
 
 def test_the_report_of_a_running_tournament_reloads_with_new_games(tournament: Path, page: Any, tmp_path: Path):

@@ -128,7 +128,8 @@ def test_play_writes_a_private_record_and_logs_whatever_the_umask(public: Path) 
     home = tmp_path / "home"
     home.mkdir(mode=0o755)
     got = subprocess.run(CLI + ["play", "basic", "greedy", "greedy", "--seed", "3", "--quiet"], cwd=home,
-                         capture_output=True, text=True, timeout=90, preexec_fn=lambda: os.umask(0))
+                         capture_output=True, text=True, timeout=90, preexec_fn=lambda: os.umask(0),
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert got.returncode == 0, got.stderr
     [folder] = (home / "arena-play").iterdir()
     assert mode(folder) == 0o700 and mode(folder / "record.jsonl") == 0o600
@@ -145,3 +146,29 @@ def test_a_tournaments_remote_seat_listens_on_loopback_unless_the_file_says_othe
     assert t.executor.listen.startswith("127.0.0.1:")
     t, errors = validate_text(text + '\n[executor]\nlisten = "0.0.0.0:6000"\n', base_dir=tmp_path)
     assert t is not None and t.executor.listen == "0.0.0.0:6000", errors
+
+
+# -- 5. a record's MAC binds it to its game -------------------------------------------------------
+
+@pytest.mark.slow
+def test_two_records_swapped_between_games_do_not_verify(played: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    def verify(record: Path) -> tuple[int, str]:
+        got = CliRunner().invoke(app, ["replay", "--verify", str(record)])
+        return got.exit_code, got.output
+
+    out = tmp_path / "copy"
+    shutil.copytree(played, out)
+    a, b = out / "records" / "g000000.jsonl", out / "records" / "g000001.jsonl"
+    assert verify(a)[0] == 0 and verify(a)[1].rstrip().endswith("MAC verified")
+    data_a, data_b = a.read_bytes(), b.read_bytes()
+    a.write_bytes(data_b)
+    b.write_bytes(data_a)
+    for record, index in ((a, 0), (b, 1)):
+        code, text = verify(record)
+        assert code == 1 and f"not the record of game {index}" in text, text
+    b.write_bytes(data_b)  # one record copied over another is refused the same way
+    assert verify(a)[0] == 1 and verify(b)[0] == 0

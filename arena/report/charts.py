@@ -95,14 +95,49 @@ def history_chart(history: dict[str, Any]) -> str:
         if t >= 1:
             parts.append(f'<text x="{x(t):.1f}" y="{top + height + 16}" class="tick" text-anchor="middle">{t:.0f}</text>')
     parts.append(f'<text x="{left + width}" y="{top + height + 28}" class="tick" text-anchor="end">games played</text>')
+    ends: list[tuple[float, int]] = []
     for i, (bot, vals) in enumerate(series.items()):
         pts = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in zip(games, vals) if v is not None)
-        parts.append(f'<polyline points="{pts}" fill="none" stroke="{color(i)}" stroke-width="2">'
-                     f'<title>{escape(bot)}</title></polyline>'
-                     f'<text x="{left + width + 8}" y="{top + 12 + 16 * i}" fill="{color(i)}" class="label">'
-                     f'{escape(bot)}</text>')
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{color(i)}" stroke-width="2" '
+                     f'data-bot="{escape(bot)}"><title>{escape(bot)}</title></polyline>')
+        last = [v for v in vals if v is not None]
+        if last:
+            ends.append((y(last[-1]), i))
+    label_y = spread([e for e, _ in ends], 14.0, top + 4, top + height + 4)
+    names = list(series)
+    for (end, i), ly in zip(ends, label_y):
+        # each name beside its line's last point, in its colour (style, not the fill attribute, which the
+        # stylesheet's text rules would override), joined to the point when it had to move to stay apart
+        c = color(i)
+        parts.append(f'<g class="legend" data-bot="{escape(names[i])}">'
+                     f'<line x1="{left + width + 2}" x2="{left + width + 10}" y1="{end:.1f}" y2="{ly:.1f}" '
+                     f'style="stroke:{c}" stroke-width="1"/>'
+                     f'<text x="{left + width + 12}" y="{ly + 4:.1f}" style="fill:{c}" class="legend-label">'
+                     f'{escape(names[i])}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def spread(ys: list[float], gap: float, lo: float, hi: float) -> list[float]:
+    """Label positions as near ``ys`` as they can be with at least ``gap`` between any two, within
+    [lo, hi] when there is room; returned in the order of ``ys``."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    pos = [ys[i] for i in order]
+    for _ in range(len(pos) + 1):  # push apart downwards, then shift the block up if it ran off the end
+        for k in range(1, len(pos)):
+            pos[k] = max(pos[k], pos[k - 1] + gap)
+        over = pos[-1] - hi if pos else 0.0
+        if over > 0:
+            pos = [p - over for p in pos]
+        for k in range(len(pos) - 2, -1, -1):
+            pos[k] = min(pos[k], pos[k + 1] - gap)
+        under = lo - pos[0] if pos else 0.0
+        if under > 0:
+            pos = [p + under for p in pos]
+    out = [0.0] * len(ys)
+    for k, i in enumerate(order):
+        out[i] = pos[k]
+    return out
 
 
 def latency_chart(bot: str, lat: dict[str, Any], limit_ms: float | None, index: int) -> str:
@@ -124,6 +159,13 @@ def latency_chart(bot: str, lat: dict[str, Any], limit_ms: float | None, index: 
         pos = (math.log10(max(ms, 1e-3)) + 2) * 20 - first
         return left + pos * bw
 
+    def anchor(x: float, chars: int) -> str:
+        """Centred under ``x``, unless that would cut the label at an edge of the chart (about 6 px a char)."""
+        half = chars * 3.3
+        if x - half < 0:
+            return "start"
+        return "end" if x + half > left + width + 10 else "middle"
+
     parts = [f'<svg class="chart latency" viewBox="0 0 {left + width + 10} {height + 34}" role="img" '
              f'aria-label="decision latency of {escape(bot)}">']
     for b in range(first, last + 1):
@@ -138,12 +180,12 @@ def latency_chart(bot: str, lat: dict[str, Any], limit_ms: float | None, index: 
         if v:
             parts.append(f'<line x1="{xv(v):.1f}" x2="{xv(v):.1f}" y1="0" y2="{height}" stroke="{c}" stroke-width="1.5" '
                          f'stroke-dasharray="{"4 2" if name == "limit" else "none"}"><title>{name} {v:.3g} ms</title></line>'
-                         f'<text x="{xv(v):.1f}" y="{height + 12 + 10 * (i % 2)}" fill="{c}" class="tick" '
-                         f'text-anchor="middle">{name}</text>')
+                         f'<text x="{xv(v):.1f}" y="{height + 12 + 10 * (i % 2)}" style="fill:{c}" class="tick" '
+                         f'text-anchor="{anchor(xv(v), len(name))}">{name}</text>')
     for decade in range(-2, 6):
         ms = 10.0 ** decade
         if first <= (decade + 2) * 20 <= last:
-            parts.append(f'<text x="{xv(ms):.1f}" y="{height + 32}" class="tick" text-anchor="middle">'
-                         f'{ms:g} ms</text>')
+            parts.append(f'<text x="{xv(ms):.1f}" y="{height + 32}" class="tick axis" '
+                         f'text-anchor="{anchor(xv(ms), len(f"{ms:g} ms"))}">{ms:g} ms</text>')
     parts.append("</svg>")
     return "".join(parts)

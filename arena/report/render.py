@@ -163,7 +163,8 @@ def write_report(folder: Path, out: Path | None = None, refresh_s: int | None = 
     latency = merge_latency(summaries)
     limit = model["time"].get("decision_ms")
     rows = model["standings"]["rows"]
-    games = [game_row(e, hrefs.get(e.index), e.index in held) for e in entries]
+    # the journal is in finish order; the list is in schedule order, as the games are numbered
+    games = [game_row(e, hrefs.get(e.index), e.index in held) for e in sorted(entries, key=lambda e: e.index)]
     kinds = sorted({k for g in games for k in g["kinds"]})
     html = _env().get_template("report.html").render(
         m=model, rows=rows, latency=latency, limit_ms=limit, problems=problems, held=len(held),
