@@ -188,11 +188,13 @@ def env_problem(key: object, value: object) -> str | None:
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits for a bot process (None = no limit)."""
+    """Resource limits for a bot process (None = no limit; ``data_mb`` None = the default quota of
+    its data folder, ``launch.DATA_MB``)."""
 
     memory_mb: int | None = None
     cpu_seconds: int | None = None
     processes: int | None = None
+    data_mb: int | None = None
 
     def to_data(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if v is not None}

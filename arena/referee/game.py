@@ -50,6 +50,9 @@ CPU_POLL_S = 0.005  # how often the CPU clock of a deciding bot is read while it
 WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time...
 WALL_CEILING_MIN_MS = 1000  # ...and never sooner than this: a loaded machine must not time out a bot that computes
 OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its next request
+# Messages that answer nothing asked (stale, out of turn, a hello again) a request tolerates; one
+# more is a ``stale`` failure: the referee's work on a seat's messages is bounded per request.
+MAX_JUNK = 16
 
 
 @dataclass
@@ -215,12 +218,14 @@ class Referee:
                 return self._default(decision)
             outcome = self.on_outcome(st, decision, self._ask(st, decision))
             if isinstance(outcome, Answered):
+                tick = time.thread_time()
                 try:
                     move = self._legal(outcome.message)
                 except IllegalAction as e:
                     policy = self._fail(st, "illegal", str(e), seq=st.peer.seq)
-                else:
-                    self._accept(st, outcome.ms)
+                else:  # on the CPU clock the referee's own work on the reply is the seat's too
+                    ours = (time.thread_time() - tick) * 1000 if self._cpu_clock(st) else 0.0
+                    self._accept(st, outcome.ms + ours)
                     return move
             else:
                 policy = outcome.outcome
@@ -260,16 +265,22 @@ class Referee:
             st.bank_left = max(0, st.bank_left - int(over + 0.999))
         st.bank_left += st.time.increment_ms
 
+    @staticmethod
+    def _cpu_clock(st: SeatState) -> bool:
+        return st.time.clock == "cpu" and st.peer.process is not None and not st.peer.spec.remote
+
     def _ask(self, st: SeatState, decision: str) -> Outcome:
         """Send a request and wait for its reply: ``Answered``, or ``Failed`` with the policy's outcome
-        once the failure is recorded.  Only this bot's pipe is read meanwhile."""
+        once the failure is recorded.  Only this bot's pipe is read meanwhile.  On the CPU clock the
+        decision is charged the CPU of the bot's compartment and the referee's own CPU on the bot's
+        messages (decoding, dropping); at most ``MAX_JUNK`` messages that answer nothing are taken."""
         peer, tc = st.peer, st.time
         seq = peer.next_seq()
         data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
                                    tc.decision_ms, st.bank_left))
         self._flush(st)
         proc = peer.process
-        cpu_clock = tc.clock == "cpu" and proc is not None and not peer.spec.remote
+        cpu_clock = self._cpu_clock(st)
         cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
         t0 = time.monotonic()
         if not self.host.send(peer, data):
@@ -279,66 +290,90 @@ class Referee:
         limit_ms = tc.decision_ms + st.bank_left + tc.grace_ms
         wall_ms = (tc.wall_ms or max(WALL_CEILING_FACTOR * limit_ms, WALL_CEILING_MIN_MS)) if cpu_clock else limit_ms
         deadline = t0 + wall_ms / 1000
-        used_ms = 0.0
+        used_ms = ours_ms = 0.0  # the bot's compartment's CPU, and the referee's own on its messages
+        junk = 0
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             item = self.host.recv(peer, min(left, CPU_POLL_S) if cpu_clock else left)
             if cpu_clock and proc is not None:
-                used_ms = (proc.cpu_seconds() - cpu0) * 1000
+                used_ms = max(0.0, (proc.cpu_seconds() - cpu0) * 1000) + ours_ms
                 if used_ms > limit_ms:
                     break
             if item is None:
                 continue
-            if isinstance(item, Closed):
-                return Failed(self._died(st, decision))
-            if isinstance(item, Oversized):
-                return Failed(self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
-                                                          f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq))
-            if isinstance(item, Notice):
-                outcome = self._notice(st, item, seq)
-                if outcome is not None:
-                    return Failed(outcome)
-                continue
             latency_ms = (time.monotonic() - t0) * 1000
+            tick = time.thread_time()
             try:
-                msg = decode_from_bot(item.data)
-            except MessageError as e:
-                if e.shape and e.seq is not None and (e.seq != seq or e.game != self.game_id):
-                    self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
-                                           "and of the wrong shape")
-                    continue
-                return Failed(self._fail(st, e.kind, e.reason, seq=seq))
-            if isinstance(msg, Hello):
-                self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
-                                     game=self.game_id, seq=seq)
+                taken = self._take(st, item, seq, decision)
+            finally:
+                ours_ms += (time.thread_time() - tick) * 1000
+            if taken == "junk":
+                junk += 1
+                if junk > MAX_JUNK:
+                    return Failed(self._fail(st, "stale", f"more than {MAX_JUNK} messages answering nothing asked "
+                                                          f"(stale, out of turn, a hello) while seq {seq} is asked",
+                                             seq=seq))
                 continue
-            if msg.game != self.game_id or msg.seq != seq:
-                kind = "draw" if isinstance(msg, Draw) else "play"
-                self._stale(st, msg.seq if msg.game == self.game_id else None,
-                            f"a {kind} reply for seq {msg.seq} of game {msg.game} "
-                            f"while seq {seq} of game {self.game_id} is asked")
+            if taken == "notice":
                 continue
-            want = Draw if decision == "draw" else PlayMessage
-            if not isinstance(msg, want):
-                return Failed(self._fail(st, "malformed", f"asked for a {decision} decision, got a "
-                                                          f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq))
-            charged = used_ms if cpu_clock else latency_ms
+            if isinstance(taken, Failed):
+                return taken
+            charged = used_ms + (time.thread_time() - tick) * 1000 if cpu_clock else latency_ms
             if charged > limit_ms:
+                used_ms = charged
                 break  # arrived, but over the limit
-            return Answered(msg, charged)
+            return Answered(taken, charged)
         if not peer.alive():
             return Failed(self._died(st, decision))
         st.timed_out.add(seq)
         budget = f"{tc.decision_ms} ms (+{st.bank_left} ms bank, +{tc.grace_ms} ms grace)"
         if cpu_clock and used_ms > limit_ms:
-            reason = f"no {decision} reply within {budget} of CPU time ({used_ms:.0f} ms used)"
+            reason = (f"no {decision} reply within {budget} of CPU time ({used_ms:.0f} ms used, {ours_ms:.0f} ms "
+                      "of it the referee's on its messages)")
         elif cpu_clock:
             reason = f"no {decision} reply within the wall-clock ceiling of {wall_ms} ms"
         else:
             reason = f"no {decision} reply within {budget}"
         return Failed(self._fail(st, "timeout", reason, seq=seq))
+
+    def _take(self, st: SeatState, item: Any, seq: int, decision: str) -> Draw | PlayMessage | Failed | str:
+        """One item from the bot's pipe while ``seq`` is asked: the reply (of the kind asked, not yet
+        checked legal), ``Failed``, ``"junk"`` (a message that answers nothing asked, dropped) or
+        ``"notice"`` (a gate notice with nothing to charge)."""
+        peer = st.peer
+        if isinstance(item, Closed):
+            return Failed(self._died(st, decision))
+        if isinstance(item, Oversized):
+            return Failed(self._fail(st, "oversized", f"a message of {item.size} bytes, over the "
+                                                      f"{MAX_MESSAGE_BYTES}-byte limit", seq=seq))
+        if isinstance(item, Notice):
+            outcome = self._notice(st, item, seq)
+            return Failed(outcome) if outcome is not None else "notice"
+        try:
+            msg = decode_from_bot(item.data)
+        except MessageError as e:
+            if e.shape and e.seq is not None and (e.seq != seq or e.game != self.game_id):
+                self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
+                                       "and of the wrong shape")
+                return "junk"
+            return Failed(self._fail(st, e.kind, e.reason, seq=seq))
+        if isinstance(msg, Hello):
+            self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
+                                 game=self.game_id, seq=seq)
+            return "junk"
+        if msg.game != self.game_id or msg.seq != seq:
+            kind = "draw" if isinstance(msg, Draw) else "play"
+            self._stale(st, msg.seq if msg.game == self.game_id else None,
+                        f"a {kind} reply for seq {msg.seq} of game {msg.game} "
+                        f"while seq {seq} of game {self.game_id} is asked")
+            return "junk"
+        want = Draw if decision == "draw" else PlayMessage
+        if not isinstance(msg, want):
+            return Failed(self._fail(st, "malformed", f"asked for a {decision} decision, got a "
+                                                      f"{'draw' if isinstance(msg, Draw) else 'play'} reply", seq=seq))
+        return msg
 
     def _notice(self, st: SeatState, notice: Notice, seq: int) -> str | None:
         """What the bot's gate reports about its socket: a failure outcome, or None (nothing to charge)."""

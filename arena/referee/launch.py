@@ -19,10 +19,14 @@ per referee process) kills whatever carries the referee's ``ARENA_REFEREE``
 marker after it, which covers the processes that had not yet asked for that
 signal when the referee died (bubblewrap's sandbox child, while it starts).
 
-Resource limits (``Limits``) are watched by the referee over the whole
-process tree (memory as resident set size, CPU seconds, number of
-processes), because rlimits are per process and do not bind root; CPU time
-is also capped per process with RLIMIT_CPU.
+Resource limits (``Limits``) are the kernel's where it can: each compartment gets its own
+cgroup (``arena/referee/cgroups.py``) before its first process execs, which is its CPU clock
+(exited children included), its hard memory and task limits and an equal CPU share.  The
+watcher reads the kernel's counters (and, for the number of processes, subtracts the gate's and
+sandbox's own tasks).  Where no cgroup can be made, the referee falls back to polling the process
+tree (memory as resident set size, CPU seconds, number of processes) and warns once.  CPU time is
+also capped per process with RLIMIT_CPU, and a bot with a data folder gets RLIMIT_FSIZE at its
+quota (``limits.data_mb``) plus the watcher's check of the folder's size.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import Any
 
 import psutil
 
+from arena.referee import cgroups
 from arena.referee.channel import Channel
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, Limits
 
@@ -124,6 +129,8 @@ def kill_all() -> None:
 def _at_exit() -> None:
     kill_all()
     _kill_adopted()
+    if _referee_id and _installed_in == os.getpid():
+        cgroups.remove_parents(_referee_id)
 
 
 def _kill_adopted() -> None:
@@ -184,9 +191,11 @@ def _start_undertaker(referee_id: str) -> None:
     """Start this process's undertaker; it holds the read end of a pipe only we can close."""
     read_end, write_end = os.pipe()  # not inheritable: no bot gets the write end
     folders = os.path.join(tempfile.gettempdir(), _private_prefix(referee_id))
+    lay = cgroups.layout()
+    groups = [str(p) for p in lay.parents(referee_id)] if lay is not None else []
     try:
         undertaker = subprocess.Popen(
-            [sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders], stdin=read_end,
+            [sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders, *groups], stdin=read_end,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
             env={})  # no marker of ours: no sweep kills it before its time
     except OSError:
@@ -210,16 +219,50 @@ def die_with_parent(parent: int | None = None, libc: Any = None) -> None:
         os._exit(1)
 
 
-def _preexec(limits: Limits) -> Any:
+def _preexec(limits: Limits, cgroup: cgroups.Compartment | None = None, data: bool = False) -> Any:
     libc = _libc()  # loaded before the fork: the child only calls it
     referee = os.getpid()
+    file_cap = data_quota(limits) if data else None
 
     def setup() -> None:
         die_with_parent(referee, libc)
+        if cgroup is not None:
+            cgroup.enter()  # before exec: nothing the compartment runs is ever outside the count
         if limits.cpu_seconds:
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+        if file_cap is not None:  # no single file over the data quota, whatever folder it is in
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))
 
     return setup
+
+
+DATA_MB = 256  # a bot's data folder quota when its limits set no data_mb
+INODE_BYTES = 1024  # what each file or folder in a data folder counts beyond its blocks (empty files too)
+
+
+def data_quota(limits: Limits) -> int:
+    """The most bytes a bot's data folder may hold."""
+    return (limits.data_mb or DATA_MB) << 20
+
+
+def folder_bytes(folder: Path, stop_at: int) -> int:
+    """Bytes a folder holds on disk (its files' blocks, plus INODE_BYTES per entry), links not followed;
+    the walk stops once past ``stop_at``."""
+    total, stack = 0, [str(folder)]
+    while stack and total <= stop_at:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512 + INODE_BYTES
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return total
 
 
 def log_path(log_dir: Path, name: str) -> Path:
@@ -291,6 +334,24 @@ def _threads(pid: int) -> int:
         return 0
 
 
+def _own_tasks(pid: int, depth: int) -> int:
+    """Tasks (threads) of the first ``depth`` levels of the tree under ``pid`` (bwrap and the gate),
+    read from /proc/PID/task/*/children without listing the machine's processes."""
+    total, level = 0, [pid]
+    for _ in range(depth):
+        below = []
+        for p in level:
+            total += _threads(p)
+            try:
+                for tid in os.listdir(f"/proc/{p}/task"):
+                    with open(f"/proc/{p}/task/{tid}/children", "rb") as f:
+                        below += [int(c) for c in f.read().split()]
+            except (OSError, ValueError):
+                continue
+        level = below
+    return total
+
+
 def _rss(pid: int) -> int:
     try:
         return int(psutil.Process(pid).memory_info().rss)
@@ -350,19 +411,32 @@ class ProcessMap:
 PROCESSES = ProcessMap()
 
 
+def _compartment(referee: str, name: str, limits: Limits) -> cgroups.Compartment | None:
+    """The cgroup of a new compartment, or None where none can be made (then its limits are polled)."""
+    cgroups.warn_once()
+    lay = cgroups.layout()
+    if lay is None or not lay.bases:
+        return None
+    made = cgroups.Compartment(referee, name, limits.memory_mb, limits.processes)
+    return made if made.dirs else None
+
+
 class BotProcess:
     """One launched bot compartment: the bot (behind its gate, unless it speaks stdio), its sandbox,
     its pipes to the referee (``channel``), its capped log, and everything it starts."""
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
-                 cwd: Path | None, infra_depth: int) -> None:
-        env[REFEREE_MARKER] = install_cleanup()
+                 cwd: Path | None, infra_depth: int, data: Path | None = None) -> None:
+        referee = env[REFEREE_MARKER] = install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
+        self.data = data  # the bot's data folder, whose size is watched (limits.data_mb)
+        self._violation: str | None = None
+        self._settled = False
+        self.cgroup = _compartment(referee, self.bot_id, spec.limits)
         self.log_path = log_path
         self.started = time.monotonic()
         self.infra_depth = infra_depth  # tree levels that are ours (bwrap, the gate), not the bot's
-        self.violation: str | None = None  # set by the watcher when it killed the bot over a limit
         self.exit_note: str | None = None  # the bot's exit status as its gate reported it
         self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -375,13 +449,20 @@ class BotProcess:
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=to_bot_r, stdout=from_bot_w, stderr=log_w,
-                start_new_session=True, preexec_fn=_preexec(spec.limits), close_fds=True,
+                start_new_session=True, preexec_fn=_preexec(spec.limits, self.cgroup, data is not None),
+                close_fds=True,
             )
-        except BaseException:
+        except BaseException as e:
             for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w):
                 os.close(fd)
             self._log.close()
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            if isinstance(e, subprocess.SubprocessError):  # the child could not enter its cgroup
+                raise OSError(f"the bot's compartment could not be set up: {e}") from None
             raise
+        if self.cgroup is not None:
+            self.cgroup.opened()
         for fd in (to_bot_r, from_bot_w, log_w):
             os.close(fd)
         self.pid = self.proc.pid
@@ -394,8 +475,21 @@ class BotProcess:
         self._log_thread = threading.Thread(target=self._copy, args=(log_r,), daemon=True,
                                             name=f"log-{self.spec.name}")
         self._log_thread.start()
-        if spec.limits.memory_mb or spec.limits.cpu_seconds or spec.limits.processes:
+        if spec.limits.memory_mb or spec.limits.cpu_seconds or spec.limits.processes or data is not None:
             WATCHER.watch(self)
+
+    @property
+    def violation(self) -> str | None:
+        """The limit the bot went over (a sentence), set by the watcher when it killed the bot; once
+        the compartment has ended, also what the kernel enforced (an OOM kill, a refused fork)."""
+        if self._violation is None and not self._settled and self.proc.poll() is not None:
+            self._settled = True  # read once: the counters are final, and the groups go at kill()
+            self._violation = (self.cgroup.violation() if self.cgroup is not None else None) or self._over_data()
+        return self._violation
+
+    @violation.setter
+    def violation(self, reason: str | None) -> None:
+        self._violation = reason
 
     # -- output ------------------------------------------------------------------
     def _copy(self, fd: int) -> None:
@@ -490,31 +584,74 @@ class BotProcess:
         return levels
 
     def cpu_seconds(self) -> float:
-        """CPU time used so far by the live processes of the compartment (nanosecond clocks, cheap)."""
+        """CPU time used so far by the compartment: its cgroup's, every process that ever ran in it;
+        without one, by its live processes (nanosecond clocks, cheap; exited children are missed)."""
+        if self.cgroup is not None and self.cgroup.has("cpuacct"):
+            return self.cgroup.cpu_seconds()
         now = time.monotonic()
         if now - self._tree_at > TREE_REFRESH_S:
             self._tree = [pid for level in self._levels(PROCESSES.children(TREE_REFRESH_S)) for pid in level]
             self._tree_at = now
         return tree_cpu_seconds(self._tree)
 
-    def over_limits(self, children: dict[int, list[int]]) -> str | None:
-        """A sentence naming the limit the bot's processes are over, or None."""
-        lim = self.spec.limits
+    def polled(self) -> bool:
+        """Whether some limit of the bot is measured by listing its process tree (no cgroup for it)."""
+        lim, cg = self.spec.limits, self.cgroup
+        return bool(cg is None or (lim.processes and not cg.has("pids")) or (lim.memory_mb and not cg.has("memory"))
+                    or (lim.cpu_seconds and not cg.has("cpuacct")))
+
+    def _over_data(self) -> str | None:
+        if self.data is None:
+            return None
+        quota = data_quota(self.spec.limits)
+        used = folder_bytes(self.data, quota)
+        if used > quota:
+            return (f"holds over {used / 2**20:.0f} MiB in its data folder, over its quota of {quota >> 20} MiB "
+                    "(limits.data_mb)")
+        return None
+
+    def over_limits(self, children: dict[int, list[int]] | None) -> str | None:
+        """A sentence naming the limit the bot's processes are over, or None (``children`` is the
+        machine's process map, needed only when ``polled()``)."""
+        reason = self._over_kernel() or self._over_data()
+        if reason or children is None:
+            return reason
+        return self._over_polled(children)
+
+    def _over_kernel(self) -> str | None:
+        cg, lim = self.cgroup, self.spec.limits
+        if cg is None:
+            return None
+        reason = cg.violation()
+        if reason:
+            return reason
+        if lim.processes and cg.has("pids"):
+            tasks = cg.tasks() - _own_tasks(self.pid, self.infra_depth)
+            if tasks > lim.processes:
+                return f"runs {tasks} processes and threads, over its limit of {lim.processes} (limits.processes)"
+        if lim.cpu_seconds and cg.has("cpuacct"):
+            cpu = cg.cpu_seconds()
+            if cpu > lim.cpu_seconds:
+                return f"used {cpu:.1f} s of CPU, over its limit of {lim.cpu_seconds} s (limits.cpu_seconds)"
+        return None
+
+    def _over_polled(self, children: dict[int, list[int]]) -> str | None:
+        lim, cg = self.spec.limits, self.cgroup
         levels = self._levels(children)
         pids = [pid for level in levels[self.infra_depth:] for pid in level]
-        if lim.processes:
+        if lim.processes and not (cg is not None and cg.has("pids")):
             tasks = sum(_threads(pid) for pid in pids)  # threads are tasks too: they use up pids alike
             if tasks > lim.processes:
                 return (f"runs {len(pids)} processes with {tasks} threads in all, over its limit of "
                         f"{lim.processes} (limits.processes)")
-        if lim.memory_mb:
+        if lim.memory_mb and not (cg is not None and cg.has("memory")):
             used = sum(_rss(pid) for pid in pids)
             if self.infra_depth >= 2 and len(levels) > 1:  # the sandbox's /tmp and /dev/shm are memory too
                 used += sum(_tmpfs_used(levels[1][0], d) for d in ("tmp", "dev/shm"))
             if used > lim.memory_mb * 1024 * 1024:
                 return (f"uses {used / 2**20:.0f} MiB of memory (its processes, /tmp and /dev/shm), over its "
                         f"limit of {lim.memory_mb} MiB (limits.memory_mb)")
-        if lim.cpu_seconds:
+        if lim.cpu_seconds and not (cg is not None and cg.has("cpuacct")):
             # All of the compartment: the gate is PID 1 and reaps the bot's orphans, so their time is its.
             cpu = tree_cpu_seconds([pid for level in levels for pid in level], reaped=True)
             if cpu > lim.cpu_seconds:
@@ -526,12 +663,15 @@ class BotProcess:
         if self.violation is not None:
             return True
         code = self.proc.poll()
-        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (self.exit_note or "").endswith("SIGXCPU"):
+        signals = [s for s in (signal.SIGXCPU, signal.SIGXFSZ) if code in (-s, 128 + s)
+                   or (self.exit_note or "").endswith(s.name)]
+        if signals:
             return True
-        if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds):
+        if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds or self.data is not None):
             return False
         tail = log_tail(self.log_path, lines=40, max_bytes=2000)
-        return any(s in tail for s in ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory"))
+        return any(s in tail for s in ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory",
+                                       "File too large"))
 
     # -- ending ------------------------------------------------------------------------
     def kill(self) -> None:
@@ -561,6 +701,9 @@ class BotProcess:
             except (ChildProcessError, OSError):
                 pass
         sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree (no sandbox)
+        if self.cgroup is not None:
+            self.violation  # noqa: B018 - read what the kernel counted before the groups go
+            self.cgroup.remove()  # kills what is left in it, however it left the tree
         self._stopping.set()
         if self._log_thread is not threading.current_thread():
             self._log_thread.join(timeout=1)
@@ -606,14 +749,16 @@ class Watcher:
             procs = list(self._procs.values())
         if not procs:
             return
-        children = PROCESSES.children(self.interval_s)
+        children = PROCESSES.children(self.interval_s) if any(p.polled() for p in procs) else None
         for proc in procs:
             if proc.violation is not None or not proc.alive():
                 continue
             reason = proc.over_limits(children)
             if reason:
                 proc.violation = reason
-                _kill_tree(proc.pid, children)
+                if proc.cgroup is not None:
+                    proc.cgroup.kill()
+                _kill_tree(proc.pid, children or {})
 
     def _run(self) -> None:
         cost = 0.0
@@ -667,10 +812,16 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
     program = command_line(spec.command)
     if not program:
         raise ValueError("the bot command is empty")
-    env = _bot_environment(spec, sandbox)
+    env, inside = _bot_environment(spec, sandbox)
+    who = None
+    if sandbox:
+        from arena.referee import identity
+
+        if identity.needed():  # root: the compartment runs as a host user of its own, never root
+            who = identity.allocate(f"data:{os.path.abspath(data)}" if data is not None else None)
     if data is not None:
-        data.mkdir(parents=True, exist_ok=True)
-        env["ARENA_DATA"] = str(data.resolve())
+        data = _data_folder(data, who)
+        env["ARENA_DATA"] = str(data)
     argv, depth = program, 0
     if spec.transport != "stdio":
         env["ARENA_TOKEN"] = token
@@ -681,34 +832,108 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         else:
             assert private_dir is not None, "a gate without a sandbox needs a private folder for its socket"
             env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
-        argv, depth = [sys.executable, GATE, *program], 1
+        # -I: the gate (ours) reads no PYTHON* variable and nothing from the bot's folders
+        argv, depth = [sys.executable, *(["-I"] if sandbox else []), GATE, *program], 1
     if sandbox:
         from arena.referee import sandbox as sb
 
         root = Path(_project_root())
         trusted = spec.is_bundled()  # the sample bots run the engine's own policies
-        argv = sb.wrap(argv, Path(cwd or os.getcwd()), hide, expose=[Path(GATE), *([root] if trusted else [])],
+        workdir, folders, files = _bot_folders(spec, program, cwd)
+        if who is not None:
+            _check_readable([*folders, *files])
+        argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
                        as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
-                       env=env, client_dir=None if trusted else root / "protocol", program=program,
-                       tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data)
-        depth = 2  # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot)
-    return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth)
+                       client_dir=None if trusted else root / "protocol", folders=folders, files=files,
+                       tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, identity=who,
+                       bot_env=inside)
+        # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot); as root a first
+        # bwrap (root's, building the view) comes before
+        depth = 2 if who is None else 3
+    return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data)
 
 
-def _bot_environment(spec: BotSpec, sandbox: bool) -> dict[str, str]:
-    """A sandboxed bot gets a short environment and only the client library on its PYTHONPATH (the
-    sample bots the project root); a bot run without a sandbox is trusted with ours."""
+def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None) -> tuple[Path, list[Path], list[Path]]:
+    """(the working folder, the bot's own folders, single files) a sandboxed bot sees.
+
+    A tournament's bot (``cwd`` given) sees its ``cwd`` folder; one without ``cwd`` an empty working
+    folder and only the program files named on its command line that anyone may read, each alone.
+    A bot of ``arena play`` or ``check-bot`` (no ``cwd``: the command was typed by the organiser)
+    runs in the current folder and sees the folders of the files its command line names."""
+    from arena.referee import sandbox as sb
+
+    if cwd is None:
+        here = Path.cwd()
+        return here, sb.program_folders(program, here), []
+    if spec.cwd is not None:
+        return cwd, [cwd], []
+    files = [f for f in sb.program_folders(program, cwd, files=True) if _world_readable(f)]
+    return cwd, [], files
+
+
+def _world_readable(path: Path) -> bool:
+    """Whether any user of the machine may read ``path`` (its folders passable by anyone)."""
+    try:
+        if path.stat().st_mode & 0o004 == 0:
+            return False
+        return all(p.stat().st_mode & 0o001 for p in path.resolve().parents)
+    except OSError:
+        return False
+
+
+def _check_readable(paths: list[Path]) -> None:
+    """A bot running as a user of its own must be able to read its program: say which file it cannot."""
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if mode & 0o004 == 0:
+            raise ValueError(f"the bot runs as an unprivileged user of its own, which cannot read {str(path)!r} "
+                             f"(mode {mode & 0o777:o}); make it readable: chmod o+r{'x' if path.is_dir() else ''} "
+                             f"{str(path)!r}")
+
+
+def _data_folder(data: Path, who: Any) -> Path:
+    """The bot's data folder, made if missing, as an absolute path that is not a link (a link there
+    would give the bot write access to its target), handed over to ``who`` (0700) when given."""
+    data = Path(os.path.abspath(data))
+    if data.is_symlink():
+        raise ValueError(f"the bot's data folder {str(data)!r} is a symbolic link; expected a folder of its own")
+    data.mkdir(parents=True, exist_ok=True)
+    if who is not None:
+        from arena.referee import identity
+
+        identity.hand_over(data, who)
+    return data
+
+
+def _bot_environment(spec: BotSpec, sandbox: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(the launcher's environment, the variables set inside the sandbox only).
+
+    A sandboxed bot's launcher gets a short environment of ours, never a variable from the bot's
+    ``env``: those, and the client library on PYTHONPATH (the sample bots the project root), are
+    set inside the sandbox only (``sandbox.wrap(bot_env=...)``).  A bot run without a sandbox is
+    trusted with ours and its own."""
+    from arena.settings import env_problem
+
     root = _project_root()
     if sandbox:
         from arena.referee import sandbox as sb
 
-        env = sb.environment(spec.env)
+        for k, v in spec.env.items():
+            problem = env_problem(k, v)
+            if problem:
+                raise ValueError(f"env {k}: {problem}")
+        env = sb.environment({})
+        inside = dict(spec.env)
         lib = root if spec.is_bundled() else sb.CLIENT_DIR
+        inside["PYTHONPATH"] = lib + (os.pathsep + inside["PYTHONPATH"] if inside.get("PYTHONPATH") else "")
     else:
         env = {**os.environ, **spec.env}
-        lib = root
-    env["PYTHONPATH"] = lib + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        inside = {}
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
     env[MARKER] = SESSION
     env.pop("ARENA_ENDPOINT", None)
-    return env
+    return env, inside

@@ -13,11 +13,14 @@ exits or is killed.  The undertaker then kills every process whose
 environment holds ``KEY=VALUE`` (the referee's own marker, which every bot and
 bwrap process it starts carries) and scans again until none is left.  Then it
 removes the folders whose path starts with ``PREFIX`` (the referee's private
-folders for gates' sockets, named after its marker).
+folders for gates' sockets, named after its marker).  Each ``GROUP`` is the
+referee's cgroup folder of one hierarchy (``arena/referee/cgroups.py``): every
+process still in a compartment's group below it is killed (also one that
+dropped the marker), then the groups are removed.
 
 Only the standard library is imported, so it starts in milliseconds.
 
-Usage: ``python undertaker.py KEY VALUE PREFIX``
+Usage: ``python undertaker.py KEY VALUE PREFIX [GROUP ...]``
 """
 
 from __future__ import annotations
@@ -49,13 +52,48 @@ def marked(entry: bytes) -> list[int]:
     return found
 
 
+def grouped(groups: list[str]) -> list[int]:
+    """The pids in the compartments' cgroups below each of ``groups``."""
+    found = []
+    for group in groups:
+        for procs in glob.glob(os.path.join(glob.escape(group), "*", "cgroup.procs")):
+            try:
+                with open(procs) as f:
+                    found += [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def remove_groups(groups: list[str], deadline: float) -> bool:
+    """Remove the compartments' groups and then each of ``groups``; True once all are gone."""
+    while True:
+        left = 0
+        for group in groups:
+            for child in [*glob.glob(os.path.join(glob.escape(group), "*", "")), group]:
+                try:
+                    os.rmdir(child)
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    left += 1
+        if not left or time.monotonic() > deadline:
+            return not left
+        for pid in grouped(groups):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+
 def main(argv: list[str]) -> int:
-    key, value, prefix = argv
+    key, value, prefix, *groups = argv
     entry = f"{key}={value}".encode()
     while os.read(0, 4096):  # the referee never writes: this returns b"" at its end
         pass
     deadline = time.monotonic() + GIVE_UP_S
-    while (pids := marked(entry)) and time.monotonic() < deadline:
+    while (pids := marked(entry) + grouped(groups)) and time.monotonic() < deadline:
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -64,7 +102,8 @@ def main(argv: list[str]) -> int:
         time.sleep(0.02)
     for folder in glob.glob(glob.escape(prefix) + "*"):
         shutil.rmtree(folder, ignore_errors=True)
-    return 1 if pids else 0
+    removed = remove_groups(groups, time.monotonic() + GIVE_UP_S)
+    return 1 if pids or not removed else 0
 
 
 if __name__ == "__main__":

@@ -19,6 +19,13 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
   cpu_orphans   at its 2nd request starts 10 orphans that each burn 0.5 s of CPU and exit (the
                 gate, not the bot, reaps them), and replies once they all have
   idle_procs    at its 2nd request starts 1,000 processes that sleep, then thinks for 4 s
+  fork_burn     at its 2nd request forks 16 children in turn, each burning 50 ms of CPU and reaped, then replies
+  kill_at_request  starts a child burning CPU as it decides (0.3 s) and kills it the moment the next request comes
+  memfd_hog     at its 2nd request holds 300 MiB in a memfd (memory no process maps)
+  sock_hog      at its 2nd request holds 300 MiB in unread socket buffers
+  data_fill     at its 2nd request writes 2 GiB into $ARENA_DATA, 64 MiB a file, going on past errors
+  junk          at every request first sends 40 messages of 1 MiB that answer nothing asked (stale and
+                out-of-turn replies), then its legal reply padded to 1 MiB
 """
 
 from __future__ import annotations
@@ -74,6 +81,65 @@ def wait_for_orphans(seconds: float, count: int, wall_s: float) -> None:
         if ready and not os.read(read_end, 1):
             break  # every orphan closed it: they have all ended
     os.close(read_end)
+
+
+def burner() -> int:
+    """A child that burns CPU until killed."""
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    return pid
+
+
+def hog_descriptors(kind: str, mib: int) -> list:
+    """Hold ``mib`` MiB in memory only descriptors own: a memfd, or socket buffers nobody reads."""
+    import socket
+
+    kept: list = []
+    if kind == "memfd":
+        fd = os.memfd_create("hog")
+        for _ in range(mib // 8):
+            os.write(fd, b"x" * (8 << 20))
+        kept.append(fd)
+        return kept
+    queued = 0
+    while queued < mib << 20:
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        try:
+            while True:
+                queued += a.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+        kept.append((a, b))
+    return kept
+
+
+def fill_data(mib: int) -> None:
+    """Write ``mib`` MiB into the data folder, 64 MiB a file; a refused write moves on to the next file."""
+    folder = os.environ["ARENA_DATA"]
+    chunk = b"d" * (1 << 20)
+    for i in range(mib // 64):
+        try:
+            with open(os.path.join(folder, f"fill{i}"), "wb") as f:
+                for _ in range(64):
+                    f.write(chunk)
+        except OSError:
+            continue
+
+
+def junk_burst(sock, msg: dict, reply: bytes) -> bytes:
+    """40 stale and out-of-turn replies of 1 MiB each; returns the legal reply padded to 1 MiB."""
+    pad = "p" * ((1 << 20) - 400)
+    for i in range(40):
+        stale = {**json.loads(reply), "x": pad}
+        if i % 2:
+            stale["seq"] = msg["seq"] - 1
+        else:
+            stale["game"] = "another-game"
+        sock.send(json.dumps(stale).encode())
+    return json.dumps({**json.loads(reply), "x": pad}).encode()
 
 
 def flood(endpoint: str, stop: threading.Event) -> None:
@@ -166,9 +232,14 @@ def main() -> int:
     if mode == "flood":
         threading.Thread(target=flood, args=(endpoint, stop), daemon=True).start()
     requests = 0
-    hog: list[bytearray] = []
+    hog: list = []
+    child = 0
     while True:
         msg = json.loads(sock.recv())
+        if child:
+            os.kill(child, 9)  # the moment the request came
+            os.waitpid(child, 0)
+            child = 0
         if msg["type"] == "shutdown":
             stop.set()
             return 0
@@ -202,6 +273,26 @@ def main() -> int:
                     time.sleep(600)
                     os._exit(0)
             time.sleep(4)
+        if mode == "fork_burn" and requests == 2:
+            for _ in range(16):  # each lives less than a poll of the process tree would need to see it
+                pid = os.fork()
+                if pid == 0:
+                    until = time.process_time() + 0.05
+                    while time.process_time() < until:
+                        pass
+                    os._exit(0)
+                os.waitpid(pid, 0)  # it has ended, and been reaped, before the reply
+        if mode in ("memfd_hog", "sock_hog") and requests == 2:
+            hog.append(hog_descriptors(mode[:-4], 300))
+            time.sleep(1)
+        if mode == "data_fill" and requests == 2:
+            fill_data(2048)
+            time.sleep(1)
+        if mode == "kill_at_request":
+            child = burner()  # burns while this bot decides (charged) and on, until the next request
+            time.sleep(0.3)
+        if mode == "junk":
+            reply = junk_burst(sock, msg, reply)
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched

@@ -1,0 +1,197 @@
+"""Resources counted by the kernel (issue 21, class 3): each compartment's cgroup is its CPU clock,
+memory and task limit and CPU share; a data folder has a quota; the referee's own work on a seat's
+messages is bounded and charged to that seat.  Every attack is a real hostile process."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.referee import cgroups, launch
+from arena.referee.game import play_one
+from arena.referee.host import BotHost
+from arena.rules.options import resolve
+from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
+from tests.conftest import hostile
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
+
+needs_cgroups = pytest.mark.skipif(bool(cgroups.missing()) and not os.environ.get("HB_BEFORE"), reason="needs writable cgroups (run as root)")
+
+
+def play(tmp_path: Path, commands: list[str], seed: int, tc: TimeControl, limits: dict[int, Limits] | None = None,
+         data: dict[int, Path] | None = None, sandbox: bool = True):
+    with BotHost(tc, tmp_path / "logs", sandbox=sandbox) as host:
+        peers = [host.add(BotSpec(name=f"s{i}", command=c, limits=(limits or {}).get(i, Limits())),
+                          data=(data or {}).get(i))
+                 for i, c in enumerate(commands)]
+        for peer in peers:
+            host.start(peer)
+        return play_one(host, peers, resolve("basic", {}), seed, f"test-{seed}", tc, FailurePolicy(),
+                        tmp_path / "record.jsonl")
+
+
+def failures_of(result, seat):
+    return [e for e in result.failure_log if e.seat == seat]
+
+
+CPU = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50, clock="cpu")
+
+
+@needs_cgroups
+def test_cpu_of_a_child_that_exited_before_the_reply_is_charged(tmp_path):
+    # 0.8 s of CPU in a child the bot reaps before it replies: over a 350 ms CPU limit.
+    result = play(tmp_path, [hostile("fork_burn"), "greedy"], seed=41, tc=CPU)
+    res = failures_of(result, 0)
+    assert res and res[0].kind == "timeout" and "CPU time" in res[0].reason, res
+    assert not failures_of(result, 1)
+
+
+@needs_cgroups
+def test_a_child_killed_at_the_request_is_never_credited_back(tmp_path):
+    # Its child burns CPU while the other seat decides and is killed as each request comes: a
+    # clock of live processes loses what the child had used and goes backwards.
+    result = play(tmp_path, [hostile("kill_at_request"), "greedy"], seed=42,
+                  tc=TimeControl(start_ms=10000, decision_ms=2000, clock="cpu"))
+    assert result.decisions > 10
+    negative = [ms for ms in result.latencies_ms[0] if ms < 0]
+    assert not negative, f"negative decision times in the record: {negative[:5]}"
+    assert not failures_of(result, 1)
+
+
+@needs_cgroups
+@pytest.mark.parametrize("mode", ["memfd_hog", "sock_hog"])
+def test_memory_held_by_descriptors_is_counted(tmp_path, mode):
+    # 300 MiB that no process maps (a memfd; socket buffers nobody reads), over a 150 MiB limit.
+    result = play(tmp_path, [hostile(mode), "greedy"], seed=43,
+                  tc=TimeControl(start_ms=10000, decision_ms=5000), limits={0: Limits(memory_mb=150)})
+    res = failures_of(result, 0)
+    assert res and res[0].kind == "resource" and "limits.memory_mb" in res[0].reason, res
+    assert result.forfeited == [0]
+    assert not failures_of(result, 1)
+
+
+@needs_cgroups
+def test_a_compartment_is_in_its_own_cgroup_from_its_first_instruction_and_it_goes_with_it(tmp_path):
+    spec = BotSpec(name="probe", command=f"{sys.executable} -c 'import time; time.sleep(30)'", transport="stdio",
+                   limits=Limits(memory_mb=64, processes=8))
+    proc = launch.launch(spec, "token", tmp_path / "probe.log", sandbox=False)
+    try:
+        groups = proc.cgroup.dirs
+        assert set(groups) == set(cgroups.CONTROLLERS)
+        assert proc.pid in proc.cgroup.pids()
+        mem = groups["memory"]
+        limit = "memory.max" if proc.cgroup.version == 2 else "memory.limit_in_bytes"
+        assert int((mem / limit).read_text()) == (64 + cgroups.INFRA_MB) << 20
+        assert int((groups["pids"] / "pids.max").read_text()) == 8 + cgroups.INFRA_TASKS
+    finally:
+        proc.kill()
+    assert not any(d.exists() for d in groups.values()), "the compartment's cgroups outlived it"
+
+
+@needs_cgroups
+def test_an_equal_cpu_share_per_compartment(tmp_path):
+    # Six processes burning CPU in one compartment, each in a session of its own (the kernel's
+    # autogroups would share per session), one in another: with a share per compartment the lone one
+    # gets as much CPU as the six together (not a seventh), on a machine of few cores.
+    code = "import os\nfor _ in range({n} - 1):\n    if os.fork() == 0:\n        os.setsid()\n        break\nwhile True: pass\n"
+    procs = [launch.launch(BotSpec(name=f"burn{n}", command=f"{sys.executable} -c '{code.format(n=n)}'",
+                                   transport="stdio"), "token", tmp_path / f"burn{n}.log", sandbox=False)
+             for n in (6, 1)]
+    def cpu(proc: launch.BotProcess) -> float:  # measured apart from the referee's clock: the burners never end
+        return sum(sum(p.cpu_times()[:2]) for p in proc.tree())
+
+    try:
+        time.sleep(0.5)
+        start = [cpu(p) for p in procs]
+        time.sleep(3)
+        used = [cpu(p) - s for p, s in zip(procs, start)]
+    finally:
+        for p in procs:
+            p.kill()
+    print(f"six burners: {used[0]:.2f} s, one burner: {used[1]:.2f} s of CPU in 3 s")
+    if (os.cpu_count() or 1) <= 4:
+        assert used[1] > 0.6 * used[0], used
+
+
+DATA_BOUND_MB = 512  # stated in SECURITY.md: past its quota a bot writes at most this much before it is stopped
+
+
+def test_a_data_folder_is_capped(tmp_path):
+    # 2 GiB written in 64 MiB files, going on past refused writes: stopped, charged, the disk spared.
+    data = tmp_path / "data0"
+    result = play(tmp_path, [hostile("data_fill"), "greedy"], seed=44,
+                  tc=TimeControl(start_ms=10000, decision_ms=30000), limits={0: Limits(data_mb=64)},
+                  data={0: data})
+    held = launch.folder_bytes(data, 1 << 40) >> 20
+    print(f"the data folder holds {held} MiB")
+    res = failures_of(result, 0)
+    assert res and res[0].kind == "resource" and "limits.data_mb" in res[0].reason, res
+    assert held < 64 + DATA_BOUND_MB
+    assert not failures_of(result, 1)
+
+
+def test_a_bot_within_its_data_quota_is_charged_nothing(tmp_path):
+    data = tmp_path / "data0"
+    data.mkdir()
+    (data / "book.bin").write_bytes(b"b" * (10 << 20))  # kept from earlier games, within the quota
+    result = play(tmp_path, ["greedy", "greedy"], seed=45, tc=TimeControl(start_ms=10000, decision_ms=5000),
+                  limits={0: Limits(data_mb=16)}, data={0: data})
+    assert not result.failure_log
+
+
+# A stand-in referee: starts a bot (no sandbox) whose grandchild leaves its session and drops its
+# environment (so no marker), prints that grandchild's pid and the compartment's groups, and waits.
+REFEREE = r"""
+import os, shlex, sys, time
+from pathlib import Path
+from arena.referee import launch
+from arena.settings import BotSpec
+
+code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        os.execve('/bin/sleep', ['sleep', '600'], {})\n    os._exit(0)\nos.wait()\ntime.sleep(600)")
+spec = BotSpec(name="escaper", command=f"{sys.executable} -c {shlex.quote(code)}", transport="stdio")
+proc = launch.launch(spec, "token", Path(sys.argv[1]) / "escaper.log", sandbox=False)
+deadline = time.monotonic() + 10
+while len(proc.cgroup.pids()) < 2 and time.monotonic() < deadline:
+    time.sleep(0.02)
+escapee = [p for p in proc.cgroup.pids() if p != proc.pid]
+print(escapee[0], *sorted({str(d) for d in proc.cgroup.dirs.values()}), flush=True)
+time.sleep(600)
+"""
+
+
+@needs_cgroups
+def test_after_a_kill_9_the_undertaker_kills_what_is_in_the_cgroups_and_removes_them(tmp_path):
+    import signal
+    import subprocess
+
+    from tests.conftest import ROOT
+    from tests.test_undertaker import gone, kill_9
+
+    referee = subprocess.Popen([sys.executable, "-c", REFEREE, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    escapee = 0
+    try:
+        assert referee.stdout is not None
+        words = referee.stdout.readline().split()
+        escapee, groups = int(words[0]), [Path(w) for w in words[1:]]
+        assert groups and all(g.is_dir() for g in groups)
+        assert not gone(escapee, timeout=0.3)
+        kill_9(referee)
+        assert gone(escapee), "a process of the compartment outlived its SIGKILLed referee"
+        deadline = time.monotonic() + 10
+        while any(g.exists() or g.parent.exists() for g in groups) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(g.exists() or g.parent.exists() for g in groups), "the referee's cgroups were left behind"
+    finally:
+        kill_9(referee)
+        if escapee:
+            try:
+                os.kill(escapee, signal.SIGKILL)
+            except OSError:
+                pass
