@@ -826,7 +826,7 @@ def run(
     on_cluster = cluster or t.executor.cluster
     where = f"on the Dask cluster at {on_cluster}" if on_cluster else f"concurrency {t.concurrency}"
     typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
-               f"{len(schedule.seatings(t.seats, t.seating))} seatings), {where}; results in {folder}",
+               f"{len(schedule.seatings(t.seats, t.seating))} seatings), {where}; results in {_shown_path(folder)}",
                err=True)
     live = None
     if report:
@@ -839,8 +839,10 @@ def run(
         if live is not None:
             live.game_done(display.played)
 
+    launched = sum(1 for b in t.bots if not b.remote)
     display = RunView(choose_mode(progress_mode), total, _done_count(folder) if resume else 0,
-                   standings_every=standings_every, standings=lambda: _standings_now(folder), events=events)
+                   standings_every=standings_every, standings=lambda: _standings_now(folder), events=events,
+                   phase=f"starting each of the {launched} bots once to check it says hello..." if launched else None)
     outcome = "stopped"
     try:
         summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
@@ -900,14 +902,52 @@ def _done_count(folder: Path) -> int:
 
 
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
-    """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line."""
+    """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
+    The table comes with a legend of its columns; the wait for the ratings' bootstrap is announced."""
     from arena.tournament import standings
 
-    with _reading_results(folder, f"arena standings {folder}"):
+    typer.echo("computing the standings (ratings, and their intervals by bootstrap)...", err=True)
+    with _reading_results(folder, f"arena standings {_shown_path(folder)}"):
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
     for why in st.set_aside:
         typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
-    return standings.render_standings(st, fmt, wide)
+    text = standings.render_standings(st, fmt, wide)
+    return text + _legend(text) if fmt == "table" else text
+
+
+# What each column of the standings table means, said under it (only the columns it shows).
+LEGEND = (
+    ("Rating", "strength on the Elo scale (mean 1500), fitted from every placing; ±95%: its 95% interval"),
+    ("1st%", "share of games placed first"),
+    ("Place", "mean placing (1 is first)"),
+    ("Avg place", "mean placing (1 is first)"),
+    ("Margin ±CI", "mean score margin over the opponents at the same table (above 0 is better), with its 95% "
+                   "interval"),
+    ("SoS", "mean rating of the opponents met"),
+    ("Settled", "chance that the bot is truly ahead of the next one in the table"),
+    ("Fails", "failures charged to the bot (timeouts, crashes, illegal moves, ...)"),
+    ("W-L-D", "games both played at one table: the first placed higher, lower, the same"),
+    ("LOS", "likelihood of superiority: the chance that the first is the stronger, from W and L"),
+)
+
+
+def _legend(table: str) -> str:
+    import textwrap
+
+    head = " ".join(line for line in table.splitlines() if line.startswith(("┃", "|")))
+    words = [f"{name}: {meaning}" for name, meaning in LEGEND if f" {name} " in head]
+    if not words:
+        return ""
+    return textwrap.fill("Columns. " + "; ".join(words) + ".", width=100, break_on_hyphens=False) + "\n"
+
+
+def _shown_path(path: Path) -> str:
+    """A path as a user reads it: normalised (no ``..``), relative to the current folder when inside it."""
+    import os.path
+
+    absolute = os.path.normpath(os.path.abspath(path))
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative
 
 
 @contextmanager

@@ -158,3 +158,54 @@ def test_variants_fits_the_terminal_and_says_where_presets_come_from_in_plain_wo
     assert [c.strip() for h in headers for c in h.split("┃")[2:-1]] == list(PRESETS), headers
     for opt in OPTION_NAMES:  # whole, not cut with an ellipsis
         assert any(line.startswith(f"│ {opt} ") for line in lines), opt
+
+
+@pytest.mark.slow
+def test_run_says_what_it_does_before_the_first_game_and_explains_the_standings(tmp_path, no_leaks):
+    (tmp_path / "tournaments").mkdir()
+    (tmp_path / "tournaments" / "t.toml").write_text('''
+name = "first"
+variant = "basic"
+seats = 2
+deal_sets = 2
+concurrency = 1
+seed = 3
+sandbox = false
+output = "../results/first"
+[rules]
+deals = 1
+[[bots]]
+name = "one"
+command = "greedy"
+[[bots]]
+name = "two"
+command = "random"
+''')
+    ran = arena("run", "tournaments/t.toml", "--progress", "lines", cwd=tmp_path, env={**__import__("os").environ,
+                                                                                    "COLUMNS": "100"})
+    assert ran.returncode == 0, ran.stderr
+    assert "results in results/first" in ran.stderr and ".." not in ran.stderr.splitlines()[0], ran.stderr
+    err = ran.stderr.splitlines()
+    check = err.index("starting each of the 2 bots once to check it says hello...")
+    assert check < next(i for i, line in enumerate(err) if line.startswith("[1/"))
+    assert "computing the standings (ratings, and their intervals by bootstrap)..." in err
+    legend = ran.stdout.split("\nColumns. ", 1)[1]
+    for column in ("Rating:", "Margin ±CI:", "LOS:", "Place:", "1st%:"):
+        assert column in legend, column
+    assert max(map(len, ran.stdout.splitlines())) <= 100
+    again = arena("standings", "results/first", cwd=tmp_path)
+    assert again.returncode == 0 and "\nColumns. " in again.stdout and "LOS:" in again.stdout
+    assert "Columns." not in arena("standings", "results/first", "--format", "csv", cwd=tmp_path).stdout
+
+
+def test_the_bar_says_what_the_start_up_check_does_until_the_first_game():
+    import io
+
+    from arena.tournament.progress import RunView
+
+    out = io.StringIO()
+    view = RunView("bar", 48, 0, out=out, phase="starting each of the 48 bots once to check it says hello...")
+    assert out.getvalue() == "starting each of the 48 bots once to check it says hello..."  # not "0/48"
+    view.started(0)
+    assert out.getvalue().endswith(" 0/48 0.0/s ETA - fail 0") and "\r[" in out.getvalue()
+    view.close("finished")

@@ -94,7 +94,7 @@ class RunView:
 
     def __init__(self, mode: Mode, total: int, already: int, *, standings_every: int = 0,
                  standings: Callable[[], str] | None = None, events: Path | None = None,
-                 out: IO[str] = sys.stderr) -> None:
+                 out: IO[str] = sys.stderr, phase: str | None = None) -> None:
         self.mode = mode
         self.total = total
         self.done = already
@@ -106,7 +106,13 @@ class RunView:
         self.started_at = time.monotonic()
         self.events: IO[str] | None = open(events, "a", encoding="utf-8") if events is not None else None
         self._emit({"event": "run_start", "total": total, "done": already})
-        self._bar()
+        # What happens before the first game (the start-up check), said instead of a bar standing at 0.
+        self.phase = phase
+        if phase is not None and mode != "none":
+            self.out.write(phase[:BAR_WIDTH] if mode == "bar" else phase + "\n")
+            self.out.flush()
+        else:
+            self._bar()
 
     def _emit(self, obj: dict[str, Any]) -> None:
         if self.events is not None:
@@ -127,6 +133,9 @@ class RunView:
 
     def started(self, index: int) -> None:
         self._emit({"event": "game_start", "index": index})
+        if self.phase is not None:  # the first game: the bar replaces the phase's line
+            self.phase = None
+            self._bar()
 
     def finished(self, entry: JournalEntry) -> None:
         self.done += 1
