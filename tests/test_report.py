@@ -48,10 +48,13 @@ def test_the_report_shows_the_standings_numbers_and_progress_of_a_running_folder
     st = standings.compute(running)
     assert st.games == 20
     for r in st.rows:
-        row = re.search(rf'<tr data-bot="{re.escape(r.bot)}" data-rating="([0-9.]+)" data-ci="([0-9.]+)"', html)
+        row = re.search(rf'<tr data-bot="{re.escape(r.bot)}" data-rating="([0-9.]+)" data-ci="([0-9.]*)"', html)
         assert row, r.bot
         assert float(row.group(1)) == pytest.approx(r.rating, abs=0.05)
-        assert float(row.group(2)) == pytest.approx(r.ci, abs=0.05)
+        if r.bound:  # a bot that never lost (or won): a bound, no interval
+            assert row.group(2) == "" and r.ci is None
+        else:
+            assert float(row.group(2)) == pytest.approx(r.ci, abs=0.05)
     assert "Running: 20 of 24 games" in html
     assert '<meta http-equiv="refresh" content="7">' in html
     assert "http://" not in html.replace("http-equiv", "") and "https://" not in html  # nothing from the network
@@ -265,7 +268,7 @@ def test_a_folder_of_one_deal_set_has_no_intervals_and_says_so(tmp_path: Path):
     html = write_report(folder).read_text()
     for r in st.rows:
         assert re.search(rf'<tr data-bot="{r.bot}" data-rating="[0-9.]+" data-ci=""', html)
-        assert f"<title>{r.bot}: {r.rating:.0f} (no interval)</title>" in html
+        assert f"<title>{r.bot}: {r.rating:.0f} ({bound_title(r)})</title>" in html
     assert "only 1 deal-set was played" in html
     assert html.count("stroke-width=\"4\"") == 0  # no interval bars
 
@@ -273,8 +276,16 @@ def test_a_folder_of_one_deal_set_has_no_intervals_and_says_so(tmp_path: Path):
 def test_the_interval_plot_draws_the_standings_own_asymmetric_interval(running: Path, report):
     _, html = report
     for r in standings.compute(running).rows:
-        assert r.ci is not None
-        assert f"<title>{r.bot}: {r.rating:.0f} ({r.rating_low:.0f} to {r.rating_high:.0f})</title>" in html
+        span = bound_title(r) if r.bound else f"{r.rating_low:.0f} to {r.rating_high:.0f}"
+        assert r.ci is not None or r.bound
+        assert f"<title>{r.bot}: {r.rating:.0f} ({span})</title>" in html
+
+
+def bound_title(r: standings.Row) -> str:
+    """The plot's title for a bot without an interval: a bound (never lost or never won), or none."""
+    if r.bound is None:
+        return "no interval"
+    return f"never lost: &gt; {r.rating:.0f}" if r.bound == ">" else f"never won: &lt; {r.rating:.0f}"
 
 
 def test_an_empty_journal_makes_a_report(tmp_path: Path):

@@ -37,8 +37,9 @@ def interval_plot(rows: list[dict[str, Any]]) -> str:
     rows = [r for r in rows if r["rating"] is not None]  # a bot with no games has no rating to draw
     if not rows:
         return ""
-    lo = min(min(r["rating"], r["rating_low"]) for r in rows)
-    hi = max(max(r["rating"], r["rating_high"]) for r in rows)
+    # a bound (``bound`` ">" or "<") has no end on its open side (None): its bar runs to the plot's edge
+    lo = min(min(r["rating"], r["rating_low"] if r["rating_low"] is not None else r["rating"]) for r in rows)
+    hi = max(max(r["rating"], r["rating_high"] if r["rating_high"] is not None else r["rating"]) for r in rows)
     pad = (hi - lo) * 0.05 or 10.0
     lo, hi = lo - pad, hi + pad
     left, width, row_h = 150, 480, 26
@@ -54,13 +55,20 @@ def interval_plot(rows: list[dict[str, Any]]) -> str:
                      f'<text x="{x(t):.1f}" y="{height - 6}" class="tick" text-anchor="middle">{t:.0f}</text>')
     for i, r in enumerate(rows):
         y = 14 + i * row_h
-        has = r["ci"] is not None
-        span = f'{r["rating_low"]:.0f} to {r["rating_high"]:.0f}' if has else "no interval"
-        bar = (f'<line x1="{x(r["rating_low"]):.1f}" x2="{x(r["rating_high"]):.1f}" y1="{y}" y2="{y}" '
-               f'stroke="{color(i)}" stroke-width="4" stroke-linecap="round"/>') if has else ""
+        bound = r.get("bound")
+        has = r["ci"] is not None or bound is not None
+        if bound:
+            span = f'{"never lost" if bound == ">" else "never won"}: {bound} {r["rating"]:.0f}'
+            ends = (r["rating"], hi) if bound == ">" else (lo, r["rating"])
+        else:
+            span = f'{r["rating_low"]:.0f} to {r["rating_high"]:.0f}' if has else "no interval"
+            ends = (r["rating_low"], r["rating_high"])
+        dash = ' stroke-dasharray="6 3"' if bound else ""
+        bar = (f'<line x1="{x(ends[0]):.1f}" x2="{x(ends[1]):.1f}" y1="{y}" y2="{y}" '
+               f'stroke="{color(i)}" stroke-width="{3 if bound else 4}" stroke-linecap="round"{dash}/>') if has else ""
         parts.append(
             f'<g class="interval" data-bot="{escape(r["bot"])}"><title>{escape(r["bot"])}: {r["rating"]:.0f} '
-            f'({span})</title>'
+            f'({escape(span)})</title>'
             f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" class="label">{escape(r["bot"])}</text>'
             f'{bar}<circle cx="{x(r["rating"]):.1f}" cy="{y}" r="5" fill="{color(i)}"/></g>')
     parts.append("</svg>")

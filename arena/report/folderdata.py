@@ -1,8 +1,9 @@
 """A results folder as the report's model (docs/ARCHITECTURE.md section 8).
 
 Numbers come from the tournament modules' public functions, never counted here:
-the standings (ratings and their intervals ``rating_low``/``rating_high``,
-margins, the crosstable's W-L-D and LOS, failures, the notes) from
+the standings (ratings and their intervals ``rating_low``/``rating_high``, None
+on the open side of a bound, ``bound`` and ``provisional``, margins, the
+crosstable's W-L-D and LOS, failures, seat advantage, the notes) from
 ``standings.compute``, the rating history from ``ratings.fit`` on the games in
 journal order, the schedule's size and seatings per deal-set from
 ``schedule``.  Everything is plain data (dicts, lists) ready for a template;
@@ -26,7 +27,7 @@ from arena.tournament.journal import JournalEntry
 
 HISTORY_POINTS = 30
 KNOWN_ROW_KEYS = ("rank", "bot", "rating", "ci", "games", "first_pct", "avg_place", "avg_score", "margin", "points",
-                  "failures", "rating_low", "rating_high")
+                  "failures", "rating_low", "rating_high", "bound", "provisional", "deal_sets")
 REDACTED = "\u2026"
 
 
