@@ -195,3 +195,43 @@ def test_after_a_kill_9_the_undertaker_kills_what_is_in_the_cgroups_and_removes_
                 os.kill(escapee, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def _decode_ms() -> float:
+    """The referee's CPU to decode one reply of the protocol's maximum size (as the junk bot sends)."""
+    import json
+
+    from protocol.messages import MAX_MESSAGE_BYTES, decode_from_bot
+
+    data = json.dumps({"v": 1, "type": "draw", "game": "g", "seq": 3, "source": "stock",
+                       "x": "p" * (MAX_MESSAGE_BYTES - 400)}).encode()
+    start = time.thread_time()
+    for _ in range(20):
+        decode_from_bot(data)
+    return (time.thread_time() - start) / 20 * 1000
+
+
+def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_to_it(tmp_path):
+    # At every request 40 stale and out-of-turn replies of 1 MiB, then a legal reply of 1 MiB: the
+    # referee decodes at most MAX_JUNK + 1 of them per request (the rest end the request as a stale
+    # failure), and on the CPU clock what it spends on them is the flooder's time, not the honest seat's.
+    from arena.referee.game import MAX_JUNK
+
+    tc = TimeControl(start_ms=10000, decision_ms=1000, grace_ms=50, clock="cpu")
+    spent = time.process_time()
+    honest = play(tmp_path / "honest", ["greedy", "greedy"], seed=46, tc=tc)
+    per_decision_ms = (time.process_time() - spent) * 1000 / honest.decisions
+    spent = time.process_time()
+    result = play(tmp_path / "junk", [hostile("junk"), "greedy"], seed=46, tc=tc)
+    spent_ms = (time.process_time() - spent) * 1000
+    requests = len(result.latencies_ms[0]) + sum(result.failures[0].values()) - result.failures[0]["stale"] \
+        + sum(1 for e in failures_of(result, 0) if e.kind == "stale" and "messages answering nothing" in e.reason)
+    ours_ms = (spent_ms - per_decision_ms * result.decisions) / max(1, requests)
+    # Each message is read from the pipe (64 KiB at a time) and decoded: four decodes' worth is ample.
+    bound_ms = 4 * (MAX_JUNK + 2) * _decode_ms() + 2
+    print(f"honest: {per_decision_ms:.2f} ms of referee CPU per decision; flooder: {ours_ms:.1f} ms per request "
+          f"({requests} requests), bound {bound_ms:.1f} ms")
+    assert requests > 10
+    assert ours_ms < bound_ms
+    assert {e.kind for e in failures_of(result, 0)} <= {"stale", "timeout"}
+    assert not failures_of(result, 1), "the honest seat paid for the flooder's messages"

@@ -51,8 +51,8 @@ WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times
 WALL_CEILING_MIN_MS = 1000  # ...and never sooner than this: a loaded machine must not time out a bot that computes
 OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its next request
 # Messages that answer nothing asked (stale, out of turn, a hello again) a request tolerates; one
-# more is a ``stale`` failure: the referee's work on a seat's messages is bounded per request.
-MAX_JUNK = 16
+# more is a ``stale`` failure: the referee decodes at most MAX_JUNK + 1 messages per request.
+MAX_JUNK = 8
 
 
 @dataclass
@@ -296,7 +296,10 @@ class Referee:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
+            tick = time.thread_time()  # the referee's CPU on this bot's messages: reading them (waiting costs none)
             item = self.host.recv(peer, min(left, CPU_POLL_S) if cpu_clock else left)
+            if item is None:
+                ours_ms += (time.thread_time() - tick) * 1000
             if cpu_clock and proc is not None:
                 used_ms = max(0.0, (proc.cpu_seconds() - cpu0) * 1000) + ours_ms
                 if used_ms > limit_ms:
@@ -304,7 +307,6 @@ class Referee:
             if item is None:
                 continue
             latency_ms = (time.monotonic() - t0) * 1000
-            tick = time.thread_time()
             try:
                 taken = self._take(st, item, seq, decision)
             finally:
@@ -396,7 +398,9 @@ class Referee:
         return peer.process.exit_description() if peer.process is not None else "disconnected"
 
     def _died(self, st: SeatState, decision: str | None) -> str:
-        """Record a bot whose compartment ended: over a resource limit, or a crash."""
+        """Record a bot whose compartment ended: over a resource limit, or a crash (or a person who left)."""
+        if st.peer.left is not None:
+            return self._left(st, st.peer.left)
         proc = st.peer.process
         if proc is not None:
             proc.wait_exit(1.0)
@@ -408,6 +412,15 @@ class Referee:
             return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
         kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
         return self._fail(st, kind, f"the bot {self._exit(st.peer)}{while_}")
+
+    def _left(self, st: SeatState, reason: str) -> str:
+        """A person left the seat (the human seat's ``q``): a forfeit with their reason, whatever the
+        policy, since no one is left to retry for and the referee does not play a person's seat."""
+        st.failures["disconnect"] += 1
+        self._log_failure(st, "disconnect", reason, "forfeit")
+        st.referee_plays = True
+        self._absorb(self.game.forfeit(st.seat, reason, "disconnect"))
+        return "forfeit"
 
     def _overflowed(self, st: SeatState, mib: str, while_: str, seq: int | None = None) -> str:
         """The gate ended on a message too big for it (its memory cap is ``mib`` MiB)."""
