@@ -187,7 +187,7 @@ def simulate(
     players: Annotated[int, typer.Option("--players", "-p", help="Seats at the table.")] = 2,
     games: Annotated[int, typer.Option("--games", "-g", help="Games to play.")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; game i uses seed + i.")] = 1,
-    policy: Annotated[list[str] | None, typer.Option("--policy", help="Policy per seat (greedy or random); the last one fills the rest.")] = None,
+    policy: Annotated[list[str] | None, typer.Option("--policy", help="Policy per seat: random, greedy, or the house bot house-easy, house-medium, house-hard (a CPU budget per decision); the last one fills the rest.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json (one JSON object per game, then a summary).")] = "text",
     as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:

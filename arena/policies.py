@@ -353,6 +353,19 @@ class GreedyPolicy:
 POLICIES: dict[str, Callable[[RuleSet, int], Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
 
 
+def _house(level: str) -> Callable[[RuleSet, int], Policy]:
+    def make(rules: RuleSet, seed: int = 0) -> Policy:
+        from arena.house import HousePolicy  # imported on use: it builds on this module
+
+        return HousePolicy(rules, seed, level)
+
+    return make
+
+
+# the house bot's levels (arena/house.py): determinized search within a CPU budget per decision
+POLICIES.update({f"house-{level}": _house(level) for level in ("easy", "medium", "hard")})
+
+
 def make_policy(name: str, rules: RuleSet, seed: int = 0) -> Policy:
     try:
         return POLICIES[name](rules, seed)

@@ -24,6 +24,7 @@ from arena.failures import KINDS, Policy
 from arena.failures import POLICIES as POLICIES
 
 BUNDLED_BOT_MODULES: dict[str, str] = {"random": "sample_bots.random", "greedy": "sample_bots.greedy"}
+BUNDLED_BOT_MODULES.update({f"house-{lv}": f"sample_bots.house_{lv}" for lv in ("easy", "medium", "hard")})  # arena/house.py
 BUNDLED_BOTS: frozenset[str] = frozenset(BUNDLED_BOT_MODULES)
 CLOCKS: tuple[str, ...] = ("cpu", "wall")
 TRANSPORTS: tuple[str, ...] = ("zmq", "tcp", "stdio")

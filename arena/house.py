@@ -1,0 +1,173 @@
+"""The house bot: determinized Monte Carlo search (perfect-information sampling) within a time budget.
+
+At a decision with more than one sensible move (a draw with both sources legal; a play
+with more than one of ``arena.env.encoding.candidates``), it samples the hidden cards
+consistently with what its seat sees (the observation: the unseen cards are the deck
+less its hand, the discard pile and the table, dealt to the other hands at their known
+sizes and to the stock at its size), plays each move in that deal, finishes the deal
+with greedy for every seat, and scores it by its deal score against the others'.  Moves
+are chosen by UCB1 over these samples, and the most tried move is played.
+
+Levels bound the samples per decision (``LEVELS``: deterministic for a given game and
+seat) and, above all, the CPU time (``time.process_time``): a rollout that would pass the
+budget stops and is not counted, so one decision costs at most its budget plus one
+engine step.  A bot behind the protocol also keeps under half its wall-clock decision
+limit (``HousePolicy.wall_s``), so a loaded machine cannot make it time out.
+Known gap: it forgets what the others took from the discard pile (the observation does
+not show it), so those cards are sampled as unseen.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+
+from arena.env.encoding import candidates
+from arena.policies import GreedyPolicy
+from arena.rules.actions import DISCARD, STOCK, Play
+from arena.rules.cards import Card, full_deck
+from arena.rules.game import Game, Phase
+from arena.rules.melds import hand_value
+from arena.rules.observation import Observation
+from arena.rules.options import RuleSet
+from arena.rules.position import Position
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    samples: int  # sampled deals per decision at most (each move is rolled out in each)
+    budget_s: float  # CPU seconds per decision at most
+    moves: int  # the candidates searched (the rest, after greedy's first ones, are left out)
+
+
+LEVELS: dict[str, Level] = {
+    "easy": Level(samples=8, budget_s=0.05, moves=3),
+    "medium": Level(samples=24, budget_s=0.2, moves=6),
+    "hard": Level(samples=64, budget_s=0.8, moves=10),
+}
+Z = 1.0  # how many standard errors a move must beat greedy's by
+MAX_ROLLOUT = 400  # engine steps of one rollout before it is scored as it stands
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class HousePolicy:
+    def __init__(self, rules: RuleSet, seed: int = 0, level: str | Level = "hard") -> None:
+        self.rules = rules
+        self.level = LEVELS[level] if isinstance(level, str) else level
+        self.rng = random.Random(seed)
+        self.greedy = GreedyPolicy(rules)
+        self.wall_s = math.inf  # set by a bot from its clock
+        self.last_samples = 0  # rollouts counted at the last search (tests, bench)
+        self._deadline = (0.0, 0.0)
+
+    # -- the two decisions ---------------------------------------------------
+    def draw(self, obs: Observation) -> str:
+        if len(obs.legal_draws) < 2:
+            return obs.legal_draws[0] if obs.legal_draws else STOCK
+        first = self.greedy.draw(obs)
+        return self._search(obs, [first, STOCK if first == DISCARD else DISCARD])  # type: ignore[return-value]
+
+    def play(self, obs: Observation) -> Play:
+        moves = candidates(self.rules, obs, self.greedy)[: self.level.moves]
+        if len(moves) == 1:
+            return moves[0]
+        return self._search(obs, moves)  # type: ignore[return-value]
+
+    # -- search --------------------------------------------------------------
+    def _search(self, obs: Observation, moves: list[str] | list[Play]) -> str | Play:
+        """Every move on the same samples (paired, so that the deal's luck cancels out); greedy's move
+        (the first) unless another beats it by more than a standard error of the paired differences."""
+        self._deadline = (time.process_time() + self.level.budget_s, time.perf_counter() + min(self.wall_s, 1e9))
+        n = len(moves)
+        diff, diff_sq = [0.0] * n, [0.0] * n  # sums of (value of move k - value of move 0)
+        samples = 0
+        try:
+            while samples < self.level.samples:
+                pos, seed = self._determinize(obs), self.rng.getrandbits(32)
+                values = [self._rollout(obs, pos, seed, m) for m in moves]
+                for k in range(1, n):
+                    d = values[k] - values[0]
+                    diff[k] += d
+                    diff_sq[k] += d * d
+                samples += 1
+        except _OutOfTime:
+            pass
+        self.last_samples = samples
+        if samples < 2:
+            return moves[0]
+        best, best_score = 0, 0.0
+        for k in range(1, n):
+            mean = diff[k] / samples
+            se = math.sqrt(max(diff_sq[k] / samples - mean * mean, 0.0) / (samples - 1))
+            if mean - Z * se > best_score:
+                best, best_score = k, mean - Z * se
+        return moves[best]
+
+    def _check(self) -> None:
+        cpu, wall = self._deadline
+        if time.process_time() > cpu or time.perf_counter() > wall:
+            raise _OutOfTime
+
+    def _determinize(self, obs: Observation) -> Position:
+        """A game in the seat's situation with the hidden cards dealt at random (consistent with what it sees)."""
+        rules, me = self.rules, obs.seat
+        players = sum(obs.in_game)
+        pool = full_deck(rules.count_value("decks", players), rules.count_value("jokers", players))
+        for c in obs.hand + obs.discard + [c for m in obs.melds for c in m.cards]:
+            try:
+                pool.remove(c)
+            except ValueError:
+                pass  # cannot happen with a true observation; a bad one is sampled as well as may be
+        self.rng.shuffle(pool)
+        hands: list[tuple[Card, ...]] = []
+        for s, size in enumerate(obs.hand_sizes):
+            if s == me:
+                hands.append(tuple(obs.hand))
+            else:
+                hands.append(tuple(pool[:size]))
+                del pool[:size]
+        stock = tuple(pool[: obs.stock_size])
+        n = len(obs.hand_sizes)
+        pos = Position(
+            tuple(obs.totals), tuple(obs.in_game), tuple(None if i else 0 for i in obs.in_game), (), (), "",
+            obs.deal, obs.dealer, tuple(hands), stock, tuple(obs.discard), tuple(m.copy() for m in obs.melds),
+            tuple(pool[obs.stock_size:]), tuple(obs.opened), (False,) * n if not obs.played_before else
+            tuple(s == me for s in range(n)), obs.rebuilds, 0, obs.phase, obs.turn - 1, obs.current, None,
+            obs.drawn, obs.took_discard,
+        )
+        return pos
+
+    def _rollout(self, obs: Observation, pos: Position, seed: int, move: str | Play) -> float:
+        """The move in a sampled deal, then greedy for every seat to the deal's end; the seat's relative score."""
+        g = Game.from_position(self.rules, pos, seed=seed)
+        me, deal = obs.seat, obs.deal
+        if isinstance(move, str):
+            g.draw(move)
+        else:
+            g.play(move)
+        greedy = self.greedy
+        steps = 0
+        while not g.over and g.deal_no == deal and steps < MAX_ROLLOUT:
+            if steps % 8 == 0:
+                self._check()
+            o = g.observation(g.current)
+            if g.phase is Phase.DRAW:
+                g.draw(greedy.draw(o))
+            else:
+                g.play(greedy.play(o))
+            steps += 1
+        rules = self.rules
+        if g.deal_scores:  # the deal ended (the sampled game starts with none)
+            scores = g.deal_scores[-1]
+        else:  # the deal goes on: score the hands as they stand
+            scores = [hand_value(h, rules) for h in g.hands]
+            if rules.scoring != "penalty":
+                scores = [-v for v in scores]
+        others = [scores[s] for s in range(len(scores)) if s != me and obs.in_game[s]]
+        rel = scores[me] - sum(others) / max(len(others), 1)
+        return (-rel if rules.scoring == "penalty" else rel) / 100

@@ -1,0 +1,138 @@
+"""The house bot (arena/house.py): legal moves, its CPU budget, determinism, and its bundled names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.house import LEVELS, HousePolicy, Level
+from arena.policies import POLICIES, GreedyPolicy
+from arena.rules.game import Game, Phase
+from arena.rules.options import resolve
+from arena.settings import BUNDLED_BOT_MODULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _play(rules, players, seed, house, decisions, on_decision=None):
+    """House at seat 0, greedy elsewhere, for up to ``decisions`` of the house's decisions; each checked legal."""
+    g = Game(rules, players, seed)
+    greedy = GreedyPolicy(rules)
+    made = 0
+    while not g.over and made < decisions:
+        o = g.observation(g.current)
+        policy = house if g.current == 0 else greedy
+        if g.phase is Phase.DRAW:
+            move = policy.draw(o)
+            assert g.can_draw(move)
+            g.draw(move)
+        else:
+            move = policy.play(o)
+            assert g.can_play(move), move
+            if on_decision and policy is house:
+                on_decision()
+            g.play(move)
+        made += policy is house
+    return g, made
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,players", [("basic", 2), ("german", 3), ("czech", 4), ("international", 2)])
+def test_house_plays_legal_moves(variant, players):
+    rules = resolve(variant)
+    house = HousePolicy(rules, 1, Level(samples=3, budget_s=0.05, moves=4))
+    _g, made = _play(rules, players, 5, house, 40)
+    assert made >= 20
+
+
+@pytest.mark.slow
+def test_house_keeps_its_cpu_budget_per_decision():
+    rules = resolve("german")
+    budget = 0.03
+    house = HousePolicy(rules, 2, Level(samples=10**6, budget_s=budget, moves=8))
+    g = Game(rules, 2, 9)
+    greedy = GreedyPolicy(rules)
+    worst, searched = 0.0, 0
+    while not g.over and searched < 12:
+        o = g.observation(g.current)
+        if g.current != 0:
+            g.draw(greedy.draw(o)) if g.phase is Phase.DRAW else g.play(greedy.play(o))
+            continue
+        t = time.process_time()
+        move = house.draw(o) if g.phase is Phase.DRAW else house.play(o)
+        spent = time.process_time() - t
+        if house.last_samples:
+            worst = max(worst, spent)
+            searched += 1
+            house.last_samples = 0
+        g.draw(move) if g.phase is Phase.DRAW else g.play(move)
+    assert searched >= 5
+    assert worst <= budget + 0.025, f"a decision took {worst * 1000:.0f} ms of CPU for a {budget * 1000:.0f} ms budget"
+
+
+def test_house_keeps_its_wall_clock_limit():
+    rules = resolve("basic")
+    house = HousePolicy(rules, 2, Level(samples=10**6, budget_s=100.0, moves=8))
+    house.wall_s = 0.02
+    g = Game(rules, 2, 9)
+    while g.current != 0 or g.phase is not Phase.PLAY:
+        o = g.observation(g.current)
+        g.draw("stock") if g.phase is Phase.DRAW else g.play(GreedyPolicy(rules).play(o))
+    t = time.perf_counter()
+    house.play(g.observation(0))
+    assert time.perf_counter() - t < 0.02 + 0.5  # the margin is a loaded machine's, the limit still binds
+    assert house.last_samples < 10**6
+
+
+def test_same_seed_same_moves_when_the_budget_does_not_bind():
+    rules = resolve("basic")
+    level = Level(samples=3, budget_s=60.0, moves=4)
+    moves = []
+    for _ in range(2):
+        seen = []
+        house = HousePolicy(rules, 7, level)
+        g = Game(rules, 2, 3)
+        greedy = GreedyPolicy(rules)
+        for _step in range(30):
+            if g.over:
+                break
+            o = g.observation(g.current)
+            p = house if g.current == 0 else greedy
+            m = p.draw(o) if g.phase is Phase.DRAW else p.play(o)
+            seen.append(m)
+            g.draw(m) if g.phase is Phase.DRAW else g.play(m)
+        moves.append(seen)
+    assert moves[0] == moves[1]
+
+
+def test_levels_are_policies_and_bundled_bots():
+    assert LEVELS["easy"].budget_s < LEVELS["medium"].budget_s < LEVELS["hard"].budget_s <= 1.0
+    for level in LEVELS:
+        assert f"house-{level}" in POLICIES
+        assert BUNDLED_BOT_MODULES[f"house-{level}"] == f"sample_bots.house_{level}"
+        assert (ROOT / "sample_bots" / f"house_{level}.py").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_house_easy_plays_in_arena_play_and_simulate(tmp_path):
+    record = tmp_path / "h.jsonl"
+    p = subprocess.run([sys.executable, "-m", "arena", "play", "basic", "house-easy", "greedy", "--no-sandbox",
+                        "--seed", "3", "--record", str(record), "--rules", "target=30"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=100, start_new_session=True)
+    assert p.returncode == 0, p.stderr
+    assert "house-easy" in p.stdout and "timeout" not in p.stdout and "crash" not in p.stdout
+    v = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(record)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert v.returncode == 0, v.stdout
+    s = subprocess.run([sys.executable, "-m", "arena", "simulate", "basic", "-g", "1", "--policy", "house-easy",
+                        "--policy", "greedy", "--format", "json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=100)
+    assert s.returncode == 0, s.stderr
+    row = json.loads(s.stdout.splitlines()[0])
+    assert sorted(row["placings"]) == [1, 2]
