@@ -67,10 +67,11 @@ def test_wld_counts_placings_per_pair_at_multi_seat_tables(tmp_path: Path) -> No
     assert (ab.wins, ab.losses, ab.draws) == (together, 0, 0)
     assert (ba.wins, ba.losses, ba.draws) == (0, together, 0)
     assert (cd.wins, cd.losses, cd.draws) == (0, 0, together)
-    # LOS counts deal-sets, not games: A won all 4 deal-sets it shared with B (2 tables x 2 sets), and
-    # without spread between them that is the sign test's 1 - 0.5 ** 4, not the 0.99999 of 24 independent games
+    # LOS counts deal-sets, not games: A won all 4 deal-sets it shared with B (2 tables x 2 sets); of the 16
+    # sign flips of those sets only the observed one does as well, so LOS = 1 - 1/16, not the 0.99999 of 24
+    # independent games; B's LOS over A: every flip does at least as well as B did, so 0
     assert ab.los == pytest.approx(1 - 0.5 ** 4)
-    assert ab.los is not None and ba.los == pytest.approx(1 - ab.los) and cd.los is None  # draws only: no information
+    assert ba.los == 0.0 and cd.los is None  # draws only: no information
     assert ab.mean == 10 and ab.games == together
     data = json.loads(standings.render_standings(st, "json"))
     cell = data["crosstable"]["A"]["B"]
@@ -100,9 +101,12 @@ def test_heads_up_wld_is_first_place_and_los_follows_wins_and_losses(tmp_path: P
     x = list(sums.values())
     t = statistics.mean(x) / (statistics.stdev(x) / math.sqrt(len(x)))
     assert ab.los == pytest.approx(float(scipy.stats.t.cdf(t, len(x) - 1)))
-    assert standings.los([1, -1, 1, -1]) == 0.5 and standings.los([]) is None and standings.los([0, 0]) is None
+    assert standings.los([]) is None and standings.los([0, 0]) is None
     assert standings.los([2]) is None  # one deal-set: nothing says how far luck goes
-    assert standings.los([2, 2, 2]) == 1 - 0.5 ** 3 and standings.los([-1, -1]) == 0.25
+    assert standings.los([2, 2, 2]) == 1 - 0.5 ** 3 and standings.los([-1, -1]) == 0.0
+    # 3 sets won by 1, one lost by 3: of 16 flips, 9 total >= 0 (8 with +3, and +1+1+1-3) (exact sign-flip test)
+    assert standings.los([1, 1, 1, -3]) == pytest.approx(1 - 9 / 16)
+    assert standings.los([1, -1, 1, -1]) == standings.los([-1, 1, -1, 1]) == pytest.approx(1 - 11 / 16)
     table = standings.render_standings(st, "table")
     assert f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
 

@@ -73,6 +73,7 @@ from arena.tournament.journal import (
     lock_folder,
     read,
     set_aside,
+    with_seeds,
 )
 from arena.untrusted import csv_cell, md_cell, rich_text, shown
 
@@ -194,21 +195,34 @@ def _and(names: list[str]) -> str:
     return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def los(set_sums: Sequence[float]) -> float | None:
-    """Likelihood of superiority from per-deal-set sums of (wins - losses) of row over column.
+EXACT_SETS = 12  # up to this many deal-sets LOS is the exact sign-flip test (2 ** 12 flips), beyond it the t test
 
-    The deal-sets are the independent units (the seatings of one set share its deal), so LOS is the t
-    distribution's probability that their mean is above 0: ``T(df = sets - 1).cdf(mean / se)``.  Without
-    spread between sets it is the sign test's ``1 - 0.5 ** sets`` (or its mirror); None when no game was
-    decided or with a single deal-set (nothing to say how far luck goes).
+
+@functools.cache
+def _flips(n: int) -> np.ndarray:
+    return np.array(list(itertools.product((-1.0, 1.0), repeat=n)))
+
+
+def los(set_sums: Sequence[float]) -> float | None:
+    """Likelihood of superiority from per-deal-set sums of (wins - losses) of row over column: 1 minus the
+    p-value of the test that row is no stronger.
+
+    The deal-sets are the independent units (the seatings of one set share its deal).  For two equal bots
+    each set's sum is as likely to be x as -x, so with up to ``EXACT_SETS`` sets the test is the exact
+    sign-flip (randomisation) test: p is the share of the 2 ** sets sign patterns whose total is at least
+    the observed one (so for equal bots LOS >= 95% in at most 5% of runs, whatever the game); beyond, the
+    t test on the sets' mean.  None when no game was decided or with a single deal-set.  Ties in the flip
+    distribution count against both sides, so LOS(a, b) + LOS(b, a) may fall short of 1.
     """
     x = np.asarray(set_sums, dtype=float)
     if x.size < 2 or not np.any(x):
         return None
+    if x.size <= EXACT_SETS:
+        totals = _flips(x.size) @ np.abs(x)
+        return float(1.0 - np.mean(totals >= x.sum() - 1e-9))
     mean, sd = float(x.mean()), float(x.std(ddof=1))
     if sd <= 1e-12:
-        one = 1.0 - 0.5 ** x.size
-        return one if mean > 0 else 1.0 - one
+        return 1.0 if mean > 0 else 0.0
     return float(student_t.cdf(mean / (sd / math.sqrt(x.size)), x.size - 1))
 
 
@@ -302,7 +316,7 @@ def compute(folder: str | Path, resamples: int = 0, drop_bad_lines: bool = False
     folder = Path(folder)
     info = _tournament_info(folder)
     contents, dropped = counted_lines(folder, drop_bad_lines)
-    entries = contents.entries
+    entries = with_seeds(folder, contents.entries)  # lines carry no deal seed; who played first needs it
     bots_cfg: list[str] = [b["name"] for b in info.get("bots", []) if isinstance(b, dict) and b.get("name")]
     ladder = bool(info.get("ladder_points", False))
     rules = info.get("rules", {})
