@@ -481,7 +481,7 @@ def play(
             if line:
                 typer.echo(line)
 
-    human = HumanProcess(tty, record_path.parent / "logs" / "human-terminal.log") if tty else None
+    human = HumanProcess(tty, record_path.parent / "logs" / "human-terminal.log", policy.strikes) if tty else None
     human_peers: list[Any] = []
     quiet = quiet or human is not None  # the person's screen is the seat's, nothing else is drawn on it
 

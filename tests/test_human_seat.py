@@ -134,10 +134,7 @@ def test_a_person_plays_a_whole_deal_in_a_terminal(tmp_path):
                 pane.type("d")
             else:
                 if not illegal_seen:
-                    hand = re.search(r"^Your hand \(\d+, by \w+\): (.*)$", shown, flags=re.M).group(1).split()
-                    absent = next(c for c in ("2C", "3D", "4H", "5S", "6C", "7D", "8H") if c not in hand)
-                    pane.type(f"x {absent}")
-                    shown = pane.wait(r"! illegal: .*not in your hand \(RULES 3\.3\)", shown)
+                    shown = _typos_then_an_illegal_play(pane, shown)
                     screens.append(shown)
                     illegal_seen = True
                 pane.type("hint")
@@ -174,6 +171,71 @@ def test_a_person_plays_a_whole_deal_in_a_terminal(tmp_path):
             assert not re.search(rf"\b{card}\b", shown), (card, shown)
 
 
+def _hand(shown: str) -> list[str]:
+    return re.search(r"^Your hand \(\d+, by \w+[^)]*\): (.*)$", shown, flags=re.M).group(1).split()
+
+
+def _typos_then_an_illegal_play(pane: Pane, shown: str) -> str:
+    """At a play request: two typos, caught by the seat itself (no strike), then a meld that is no meld,
+    which the referee refuses (one strike); the screen after it."""
+    hand = _hand(shown)
+    assert "strikes left 3 of 3" in shown, shown
+    absent = next(c for c in ("2C", "3D", "4H", "5S", "6C", "7D", "8H") if c not in hand)
+    pane.type(f"x {absent}")
+    shown = pane.wait(rf"! {absent} is not in your hand: nothing was sent, no strike used", shown)
+    pane.type(f"l {hand[0]} 99")
+    shown = pane.wait(r"! there is no meld \[99\]: .*nothing was sent", shown)
+    assert "strikes left 3 of 3" in shown, shown
+    # Two cards of different ranks and suits and any third: never a set, never a run.
+    a = hand[0]
+    b = next(c for c in hand if c[0] != a[0] and c[1] != a[1])
+    c = next(x for x in hand if x not in (a, b))
+    pane.type(f"m {a} {b} {c}")
+    shown = pane.wait(r"^  -> new meld: ", shown)  # the preview of what was typed, and the hand after it
+    assert re.search(r"^Your hand \(\d+, by \w+, after the moves typed\)", shown, flags=re.M), shown
+    assert not {a, b, c} & set(_hand(shown))
+    discard = next(x for x in hand if x not in (a, b, c))
+    pane.type(f"x {discard}")
+    return pane.wait(r"(?s)! illegal: .*strikes left 2 of 3", shown)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_person_reads_the_help_makes_typos_and_leaves_with_q(tmp_path):
+    record = tmp_path / "left.jsonl"
+    pane = Pane(f"NO_COLOR=1 {sys.executable} -m arena play basic human greedy --seed 11 --time-ms 200 "
+                f"--record {record}", tmp_path)
+    try:
+        shown = pane.wait(PROMPT)
+        pane.type("?")
+        shown = pane.wait(r"^  q +leave the game", shown)
+        lines = shown.splitlines()
+        assert all(len(line) <= 80 for line in lines)
+        # Every move of the help on one line of its own, not wrapped mid-phrase.
+        for phrase in ("l 9H 2      lay off 9H on meld [2]", "x 5C        discard 5C: ends the turn",
+                       "w 5H 0      swap 5H into meld [0] for its wild (w 5H 0 JK: for that wild)"):
+            assert any(phrase in line for line in lines), (phrase, shown)
+        if _request(shown)[1] == "Draw":
+            pane.type("d")
+            shown = pane.wait(r"^Play:", shown)
+        shown = _typos_then_an_illegal_play(pane, shown)
+        pane.type("q")
+        shown = pane.wait(r"EXITED \d+", shown)
+    finally:
+        pane.close()
+    assert "EXITED 0" in shown, shown
+    entries = [json.loads(line) for line in record.read_text().splitlines()[1:]]
+    forfeit = next(e for e in entries if e["e"] == "forfeit")
+    assert forfeit["seat"] == 0 and forfeit["reason"] == "the player left the game", forfeit
+    assert forfeit["failure"] == "disconnect"
+    assert not any("SIGKILL" in json.dumps(e) or e.get("kind") == "crash" for e in entries)
+    illegal = [e for e in entries if e["e"] == "failure" and e["kind"] == "illegal"]
+    assert len(illegal) == 1, illegal  # the typos never reached the referee; the meld that is no meld did
+    verified = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(record)], capture_output=True,
+                              text=True, cwd=ROOT)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def _bot_hand_by_turn(entries: list[dict], bot: int) -> dict[int, set[str]]:
     """The bot's hand at the start of every turn of the (one) deal, from the record's private entries."""
     hand = set(next(e for e in entries if e["e"] == "deal_start")["hands"][bot])
@@ -192,3 +254,24 @@ def _bot_hand_by_turn(entries: list[dict], bot: int) -> dict[int, set[str]]:
             turn += 1
             at[turn] = set(hand)
     return at
+
+
+def test_the_screen_previews_typed_moves_and_lists_as_many_recent_moves_as_fit():
+    melds = [TableMeld(id=0, owner=1, kind="run", cards=["3H", "4H", "5H"], wilds=[None, None, None])]
+    queued = [{"type": "meld", "cards": ["7C", "8C", "9C"]}, {"type": "layoff", "meld": 0, "cards": ["6H"]}]
+    view = View(variant="basic", players=["me", "greedy"], pending=[commands.as_text(a) for a in queued],
+                queued=queued, recent=[f"event {i}" for i in range(30)], strikes="strikes left 2 of 3")
+    obs = _obs(hand=["7C", "8C", "9C", "6H", "QS", "2D"], drawn=None, melds=melds, hand_sizes=[6, 7],
+               totals=[0, 0], in_game=[True, True], opened=[False, True], opening_requirement=0,
+               must_go_out_to_meld=False)
+    console = Console(width=80, record=True, color_system=None)
+    for line in render(obs, "play", view):
+        console.print(line, overflow="fold")
+    shown = console.export_text().splitlines()
+    assert len(shown) <= 23 and all(len(line) <= 80 for line in shown)
+    text = "\n".join(shown)
+    assert "Your hand (2, by suit, after the moves typed): 2D QS" in text
+    assert "  -> new meld: 7C 8C 9C" in text and "  -> [0] run: 3H 4H 5H 6H" in text
+    assert "strikes left 2 of 3" in text
+    listed = [line for line in shown if line.startswith("  · event ")]
+    assert len(listed) > 3 and listed[-1] == "  · event 29"  # the latest, as many as fit

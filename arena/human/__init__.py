@@ -12,3 +12,5 @@ seat receives (SPEC 3 to 6): the request's observation, the public events and ``
 - ``seat``: the process: the prompt (prompt_toolkit, with tab completion of cards), hints from the
   built-in greedy policy, the loop over requests.
 """
+
+LEFT_EXIT = 3  # the seat's exit code when the person left (quit, Ctrl-D, Ctrl-C): recorded as a forfeit

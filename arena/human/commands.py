@@ -25,15 +25,17 @@ from typing import Any
 
 CARD = re.compile(r"^(?:(10|[2-9TJQKA])([CDHS])(\*?)|(JK))$", re.IGNORECASE)
 
-HELP = """moves (case does not matter):
-  d            draw from the stock          p            take the top discard
-  m 7H 8H 9H   meld (m set .../m run ...)   l 9H 2       lay off 9H on meld 2 (l 9H TH 2 low)
-  w 5H 0       swap 5H into meld 0          x 5C         discard 5C: ends your turn
-  out          end the turn without a discard (going out by melding every card)
-  u            undo the last table action   c            clear all table actions typed
-  hint         ask the greedy policy        s            sort by suit / by rank
-  ?            this help                    q            leave the game (you forfeit)
-  Tab completes cards of your hand."""
+# Every line at most 78 columns: the screen is 80 wide and a line is never wrapped mid-phrase.
+HELP = """moves (case does not matter; Tab completes the cards of your hand):
+  d           draw from the stock       p           take the top discard
+  m 7H 8H 9H  meld (m set/m run ...)    x 5C        discard 5C: ends the turn
+  l 9H 2      lay off 9H on meld [2]    l 9H 2 low  ...at a run's low end
+  w 5H 0      swap 5H into meld [0] for its wild (w 5H 0 JK: for that wild)
+  out         end the turn without a discard (going out by melding all)
+  u           undo the last table move  c           clear the table moves
+  hint        what the greedy bot would do
+  s           sort by suit / by rank    ?           this help
+  q           leave the game (your seat forfeits, the bots play on)"""
 
 
 class CommandError(ValueError):
@@ -137,3 +139,37 @@ def as_text(action: dict[str, Any]) -> str:
     if action["type"] == "layoff":
         return f"l {' '.join(action['cards'])} {action['meld']}" + (f" {action['end']}" if action.get("end") else "")
     return f"w {action['card']} {action['meld']}" + (f" {action['wild']}" if action.get("wild") else "")
+
+
+def check(cmd: Command, hand: list[str], meld_ids: list[int], pending: list[dict[str, Any]]) -> str | None:
+    """Why ``cmd`` cannot be what the person meant, checked here before anything is sent (a typo must
+    not cost a strike): a card that is not in the hand (after the table moves typed this turn), or a
+    meld number that is not on the table.  None when it may go to the referee, which judges the rest."""
+    left = list(hand)
+    new_melds = 0
+    for action in pending:
+        new_melds += action["type"] == "meld"
+        for c in action.get("cards", [action.get("card")]):
+            if c is not None and c.rstrip("*") in left:
+                left.remove(c.rstrip("*"))
+    swapped = any(a["type"] == "swap" for a in pending)  # a swap brings a wild into the hand: not checked
+    if isinstance(cmd, Table):
+        cards = [c.rstrip("*") for c in cmd.action.get("cards", [cmd.action.get("card")])]
+        meld = cmd.action.get("meld")
+    elif isinstance(cmd, Finish) and cmd.discard is not None:
+        cards, meld = [cmd.discard.rstrip("*")], None
+    else:
+        return None
+    if not swapped:
+        for c in cards:
+            if c not in left:
+                where = " any more (it is in a table move you typed this turn)" if c in hand else ""
+                return f"{c} is not in your hand{where}: nothing was sent, no strike used"
+            left.remove(c)
+    if meld is not None:
+        first_new = max(meld_ids, default=-1) + 1
+        if meld not in meld_ids and not first_new <= meld < first_new + new_melds:
+            there = (f"the melds are numbered {', '.join(f'[{i}]' for i in sorted(meld_ids))}" if meld_ids
+                     else "there are no melds on the table yet")
+            return f"there is no meld [{meld}]: {there}; nothing was sent, no strike used"
+    return None

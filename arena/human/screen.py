@@ -56,6 +56,8 @@ class View:
     clock: str = ""
     sort_by: str = "suit"
     pending: list[str] = field(default_factory=list)      # table actions typed this turn, as moves
+    queued: list[dict[str, Any]] = field(default_factory=list)  # the same actions, for their preview
+    strikes: str = ""                                     # how many failed moves the referee still retries
     recent: list[str] = field(default_factory=list)       # the last public events, described
     notice: str = ""                                      # the referee's last error, or a hint
     notice_is_error: bool = False
@@ -130,8 +132,9 @@ def render(obs: Any, decision: str, view: View) -> list[str]:
                                    for s, n in enumerate(obs.hand_sizes) if s != me),
             f"Stock {obs.stock_size} · discard pile {len(obs.discard)}, top "
             + (card_markup(top) if top else "(empty)") + (f" · {view.clock}" if view.clock else "")]
-    hand = sort_hand(obs.hand, view.sort_by)
-    mine = [f"Your hand ({len(hand)}, by {view.sort_by}): " + " ".join(card_markup(c) for c in hand)]
+    hand = sort_hand(_after(obs.hand, view.queued), view.sort_by)
+    after = ", after the moves typed" if view.queued else ""
+    mine = [f"Your hand ({len(hand)}, by {view.sort_by}{after}): " + " ".join(card_markup(c) for c in hand)]
     if obs.drawn:
         mine.append(f"  drawn this turn: {card_markup(obs.drawn)}"
                     + (" (from the discard pile: you may not discard it)" if obs.took_discard else ""))
@@ -141,17 +144,51 @@ def render(obs: Any, decision: str, view: View) -> list[str]:
         mine.append("This deal you may table cards only in the turn you go out (RULES 3.5)")
     if view.pending:
         mine.append("Typed this turn: " + escape("; ".join(view.pending)) + "   (u: undo, c: clear)")
+        mine += _preview(view.queued, obs.melds)
     if decision == "draw":
         take = f"p (take {top})" if top and "discard" in obs.legal_draws else "p (not allowed now)"
         ask = f"Draw: d (stock) or {take} · hint · ? for help"
     else:
         ask = "Play: m/l/w to table cards, then x CARD to discard (or out) · hint · ? for help"
-    tail = _notice(view) + [ask]
+    tail = _notice(view) + ([f"[yellow]{escape(view.strikes)}[/]"] if view.strikes else []) + [ask]
     room = LINES - len(head) - len(mine) - len(tail)
     melds = _pack([_meld(m, me, view.players) for m in obs.melds])
     table = ["Table: no melds yet"] if not melds else ["Table:"] + ["  " + m for m in melds]
     if len(table) > max(room - 1, 2):
         keep = max(room - 2, 1)
         table = ["Table:", f"  ... {len(melds) - keep} more line(s) of earlier melds"] + ["  " + m for m in melds[-keep:]]
-    recent = [f"  · {escape(e)}" for e in view.recent[-3:]][: max(0, room - len(table))]
+    fit = max(0, room - len(table))  # as many of the latest public events as the screen has lines for
+    recent = [f"  · {escape(e)}" for e in view.recent[-fit:]] if fit else []
     return head + table + mine + recent + tail
+
+
+def _after(hand: Sequence[str], queued: Sequence[dict[str, Any]]) -> list[str]:
+    """The hand once the table moves typed this turn are made (a swap's wild comes to the hand)."""
+    left = list(hand)
+    for action in queued:
+        for c in action.get("cards", [action.get("card")]):
+            if c is not None and c.rstrip("*") in left:
+                left.remove(c.rstrip("*"))
+        if action["type"] == "swap" and action.get("wild"):
+            left.append(action["wild"])
+    return left
+
+
+def _preview(queued: Sequence[dict[str, Any]], melds: Sequence[Any]) -> list[str]:
+    """What each typed table move will make on the table: a new meld, or a meld with cards added."""
+    by_id = {m.id: m for m in melds}
+    lines = []
+    for action in queued:
+        cards = [c.rstrip("*") for c in action.get("cards", [])]
+        target = by_id.get(action.get("meld", -1))
+        if action["type"] == "meld":
+            lines.append("  -> new meld: " + " ".join(card_markup(c) for c in cards))
+        elif action["type"] == "layoff" and target is not None:
+            now = list(target.cards)
+            grown = cards + now if action.get("end") == "low" else now + cards
+            lines.append(f"  -> [{target.id}] {target.kind}: " + " ".join(card_markup(c) for c in grown))
+        elif action["type"] == "swap" and target is not None:
+            lines.append(f"  -> [{target.id}]: {card_markup(action['card'])} in for its wild"
+                         + (f" {card_markup(action['wild'])}" if action.get("wild") else "")
+                         + ", which comes to your hand")
+    return lines

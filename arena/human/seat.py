@@ -18,13 +18,15 @@ from typing import Any
 import msgspec
 from rich.console import Console
 
-from arena.human import commands
+from arena.human import LEFT_EXIT, commands
 from arena.human.screen import View, describe_event, render
 from protocol.client import Bot
 from protocol.messages import Error, GameOver, KnownEvent, NewGame, Observation
 
+RECENT_KEPT = 40  # public events kept for the screen, which shows as many of the latest as fit
 
-class LeftGame(Exception):
+
+class LeftGame(BaseException):  # not an Exception: the client library would log it as the bot's error
     """The person typed quit (or closed the input): the process ends, and the seat forfeits."""
 
 
@@ -40,6 +42,9 @@ class HumanSeat(Bot):
                                force_terminal=self.screen is not None)
         self.view = View()
         self.me = 0
+        strikes = os.environ.get("ARENA_STRIKES", "")
+        self.strikes = int(strikes) if strikes.isdigit() else None  # the referee's retries per game, if told
+        self.struck = 0  # errors with retry this game: each cost one of those strikes
         self.hinter: Any = None
         self._session: Any = None
 
@@ -52,16 +57,27 @@ class HumanSeat(Bot):
                          clock=f"{msg.clock.decision_ms / 1000:g} s a move" + (
                              f" + bank {msg.clock.bank_ms / 1000:g} s" if msg.clock.bank_ms else ""),
                          sort_by=self.view.sort_by)
+        self.struck = 0
+        self._show_strikes()
         self.hinter = PolicyBot("greedy")
         self.hinter.on_new_game(msg)
 
     def on_event(self, event: KnownEvent) -> None:
         line = describe_event(msgspec.to_builtins(event), self.me, self.view.players)
         if line:
-            self.view.recent = (self.view.recent + [line])[-6:]
+            self.view.recent = (self.view.recent + [line])[-RECENT_KEPT:]
 
     def on_error(self, msg: Error) -> None:
         self.view.notice, self.view.notice_is_error = f"{msg.kind}: {msg.reason}", True
+        if msg.retry and msg.game is not None:
+            self.struck += 1
+            self._show_strikes()
+
+    def _show_strikes(self) -> None:
+        if self.strikes is not None:
+            left = max(0, self.strikes - self.struck)
+            self.view.strikes = (f"strikes left {left} of {self.strikes}" if left else
+                                 "no strikes left: a wrong move now is replaced by a safe one")
 
     def on_game_over(self, msg: GameOver) -> None:
         places = ", ".join(f"{'you' if s == self.me else self.view.players[s]} {p}. ({t})"
@@ -81,12 +97,16 @@ class HumanSeat(Bot):
         pending: list[dict[str, Any]] = []
         while True:
             self.view.pending = [commands.as_text(a) for a in pending]
+            self.view.queued = list(pending)
             cmd = self._ask(observation, "play")
-            if isinstance(cmd, commands.Table):
+            typo = commands.check(cmd, list(observation.hand), [m.id for m in observation.melds], pending)
+            if typo is not None:
+                self._say(typo, error=True)  # caught here: the referee is not asked, no strike is used
+            elif isinstance(cmd, commands.Table):
                 pending.append(cmd.action)
                 self.view.notice = ""
             elif isinstance(cmd, commands.Finish):
-                self.view.notice, self.view.pending = "", []
+                self.view.notice, self.view.pending, self.view.queued = "", [], []
                 return {"actions": pending, "discard": cmd.discard}
             elif isinstance(cmd, commands.Simple) and cmd.word in ("undo", "clear"):
                 del pending[-1 if cmd.word == "undo" and pending else 0:]
@@ -158,4 +178,4 @@ def main() -> int:
         return run(seat)
     except LeftGame:
         seat.console.print("You left the game: your seat forfeits and the bots play on.")
-        return 0
+        return LEFT_EXIT

@@ -91,6 +91,7 @@ class Peer:
     fixed_token: bool = False
     bind: str | None = None
     curve_secret: str | None = None
+    left: str | None = None  # why the person at this seat left (the human seat's quit): a forfeit, not a crash
 
     @property
     def ready(self) -> bool:
@@ -155,7 +156,7 @@ class BotHost:
         answered: the caller answers it (check-bot refusing the bot's versions on purpose).
         """
         self._release(peer)
-        peer.problem = None
+        peer.problem = peer.left = None
         if peer.starts and not peer.fixed_token:
             peer.token = secrets.token_hex(16)  # a fresh token for every restart
         peer.starts += 1
