@@ -79,6 +79,7 @@ from arena.settings import (
     command_problem,
     env_problem,
 )
+from arena.tournament.deals import DealSuiteError, fingerprint, read_suite
 from arena.tournament.growth import Generation
 
 RESOLVED_FILE = "tournament.toml"
@@ -143,6 +144,8 @@ class Tournament:
     games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
+    deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
+    deal_key: bytes | None = field(default=None, compare=False, repr=False)  # its 32 bytes, once loaded
     source: str = field(default="", compare=False)
     arena_files: tuple[str, ...] = field(default=(), compare=False)
 
@@ -193,6 +196,10 @@ class Tournament:
             "failures": asdict(self.failures),
             "bots": [b.to_data() for b in self.bots],
         }
+        if self.deals is not None:
+            out["deals"] = self.deals
+            if self.deal_key is not None:  # which suite, so a folder is never resumed with other cards
+                out["deals_id"] = fingerprint(self.deal_key)
         if self.history:
             out["history"] = [g.to_data() for g in self.history]
         return out
@@ -469,7 +476,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games")
+             "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games", "deals", "deals_id")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
 _EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
@@ -628,6 +635,7 @@ class _Checker:
         sandbox = self.boolean(data, "sandbox", (), default=True)
         history = self.history(data, bots, seats, deal_sets)
         executor = self.executor(data)
+        deals, deal_key = self.deals(data, base_dir)
 
         if self.errors:
             return None
@@ -640,6 +648,8 @@ class _Checker:
             history=history,
             executor=executor,
             games=games,
+            deals=deals,
+            deal_key=deal_key,
         )
         self.size(t, "deal_sets" in data)
         return None if self.errors else t
@@ -850,6 +860,33 @@ class _Checker:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
+
+    def deals(self, data: dict[str, Any], base_dir: Path) -> tuple[str | None, bytes | None]:
+        """``deals``: a deal suite's path (made by the first run if missing) and its bytes if it exists;
+        ``deals_id`` (the resolved copy's) must name that suite."""
+        raw, claimed = data.get("deals", _MISSING), data.get("deals_id", _MISSING)
+        if raw is _MISSING:
+            if claimed is not _MISSING:
+                self.err(("deals_id",), "is written by arena run beside deals = PATH only: leave it out")
+            return None, None
+        if not isinstance(raw, str) or not raw or "\0" in raw:
+            self.err(("deals",), f"expected the path of a deal suite file, got {_describe(raw)}")
+            return None, None
+        path = Path(os.path.abspath(base_dir / raw))
+        if path.exists() and not path.is_file():
+            self.err(("deals",), f"expected a deal suite file; {str(path)!r} is not a file")
+            return None, None
+        suite = None
+        if path.exists():
+            try:
+                suite = read_suite(path)
+            except DealSuiteError as e:
+                self.err(("deals",), str(e))
+                return None, None
+        if claimed is not _MISSING and (suite is None or fingerprint(suite) != claimed):
+            self.err(("deals",), f"{path} is not the deal suite this results folder was dealt with (deals_id "
+                                 f"{claimed}): put that file back, or start a new folder")
+        return str(path), suite
 
     def executor(self, data: dict[str, Any]) -> Executor:
         ex = self.table(data, "executor", ())

@@ -43,7 +43,7 @@ from typing import Any, cast
 
 from distributed import WorkerPlugin
 
-from arena.tournament import schedule
+from arena.tournament import deals, schedule
 from arena.tournament.config import Executor, Tournament
 from arena.tournament.fingerprints import MAX_BYTES, MAX_FILES, SKIPPED, _folder_hash
 from arena.tournament.journal import JournalEntry
@@ -262,7 +262,7 @@ class DaskPool:
             self._submit(index)
 
     def _submit(self, index: int) -> None:
-        spec = schedule.game_at(self.t, index, self.key)
+        spec = deals.game_at(self.t, index, self.key)
         key = f"arena-{self.run}-g{index}-{uuid.uuid4().hex[:6]}"
         fut = self.client.submit(play_task, self.plugin, spec, key=key, pure=False, priority=-index)
         self.futures[key] = (fut, index)
@@ -281,7 +281,7 @@ class DaskPool:
             return None
         if fut.status == "finished":
             played = fut.result()
-            spec = schedule.game_at(self.t, index, self.key)
+            spec = deals.game_at(self.t, index, self.key)
             entry: JournalEntry = entry_of(self.t, spec, played, self.out, self.key)
             return ("done", "dask", entry, played.starts)
         del self.futures[key]

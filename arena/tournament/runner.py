@@ -63,7 +63,7 @@ import psutil
 
 from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
-from arena.tournament import growth, rounds, schedule
+from arena.tournament import deals, growth, rounds, schedule
 from arena.tournament.config import (
     RESOLVED_FILE,
     ConfigFileError,
@@ -125,7 +125,7 @@ class RunSummary:
 def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
-    spec = schedule.game_at(t, index, key, _round_tables(t, out, key, index))
+    spec = deals.game_at(t, index, key, _round_tables(t, out, key, index))
     played = play_spec(t, spec, host, peers)
     return entry_of(t, spec, played, out, key), played.starts
 
@@ -173,7 +173,7 @@ def entry_of(t: Tournament, spec: schedule.GameSpec, played: Played, out: Path, 
                         suits=spec.suit_map)
         write_record(record, result, header.to_data(), key)
     return JournalEntry(
-        index=spec.index, game_id=spec.game_id, deal_seed=spec.deal_seed, table=spec.table, set=spec.set,
+        index=spec.index, game_id=spec.game_id, table=spec.table, set=spec.set,  # no deal seed (SECURITY.md)
         seating=spec.seating, seats=list(spec.seats), placings=result.placings, totals=result.totals,
         failures=result.failures, forfeited=result.forfeited,
         record=str(record.relative_to(out)) if record else None, deals=result.deals, decisions=result.decisions,
@@ -553,6 +553,10 @@ def run(t: Tournament, out: Path, resume: bool = False,
     finished game is journaled.  Games are played by local worker processes, or on the Dask cluster at
     ``cluster`` (else the file's ``[executor] cluster``; ``arena.tournament.executor_dask``)."""
     out = out.resolve()
+    try:
+        t = deals.with_suite(t)  # a deal suite named by the file and missing is made now
+    except deals.DealSuiteError as e:
+        raise RunError(str(e)) from None
     executor = replace(t.executor, cluster=cluster or t.executor.cluster)
     if t.sandbox:
         from arena.referee.sandbox import problem
