@@ -283,9 +283,28 @@ def _check_bot(seat: int, arg: str, spec: BotSpec) -> None:
     if not spec.command.strip():
         what = "`stdio:` needs a command after it" if arg.strip().startswith("stdio:") else "the bot command is empty"
         fail(f"seat {seat}: {what}; expected a sample bot ({', '.join(_bundled())}), a command line or remote:NAME")
-    problem = command_problem(spec.command, Path.cwd())
+    problem = command_problem(spec.command, Path.cwd()) or _odd_in_bot_folder(spec.command)
     if problem:
         fail(f"seat {seat}: bot {spec.command!r} cannot be started: {problem}")
+
+
+def _odd_in_bot_folder(command: str) -> str | None:
+    """Why the folder of a typed bot's program cannot be its folder (it holds a named pipe, socket
+    or device: SECURITY.md), or None."""
+    import shlex
+
+    from arena.referee.sandbox import odd_file, program_folders
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for folder in dict.fromkeys(program_folders(words, Path.cwd())):
+        odd = odd_file(folder)
+        if odd is not None:
+            return (f"{str(odd[0])!r} in its folder is a {odd[1]}, not a file or folder; a bot's folder may hold "
+                    "only files and folders: remove it")
+    return None
 
 
 def _bundled() -> list[str]:
@@ -1192,6 +1211,8 @@ def check_bot_cmd(
     command, transport = split_transport(bot, stdio)
     if tcp and transport == "zmq":
         transport = "tcp"
+    if (odd := _odd_in_bot_folder(command)) is not None:
+        fail(f"bot {command!r} cannot be started: {odd}")
     _check_sandbox(sandbox)
     try:
         report = check_bot(command, variant or None, transport, seed, time_ms, out=lambda line: typer.echo(shown(line)), start_ms=start_ms,

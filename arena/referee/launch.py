@@ -841,7 +841,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         trusted = spec.is_bundled()  # the sample bots run the engine's own policies
         workdir, folders, files = _bot_folders(spec, program, cwd)
         if who is not None:
-            _check_readable([*folders, *files])
+            _check_readable(sb.program_folders(program, workdir, files=True))
         argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
                        as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
                        client_dir=None if trusted else root / "protocol", folders=folders, files=files,
@@ -867,16 +867,17 @@ def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None) -> tuple[P
         return here, sb.program_folders(program, here), []
     if spec.cwd is not None:
         return cwd, [cwd], []
-    files = [f for f in sb.program_folders(program, cwd, files=True) if _world_readable(f)]
+    files = [f for f in sb.program_folders(program, cwd, files=True) if _world_readable(f, cwd.resolve())]
     return cwd, [], files
 
 
-def _world_readable(path: Path) -> bool:
-    """Whether any user of the machine may read ``path`` (its folders passable by anyone)."""
+def _world_readable(path: Path, folder: Path) -> bool:
+    """Whether any user of the machine may read ``path`` (mode o+r, and in ``folder`` or with every
+    folder above it passable by anyone): a command line names no private file into the view."""
     try:
         if path.stat().st_mode & 0o004 == 0:
             return False
-        return all(p.stat().st_mode & 0o001 for p in path.resolve().parents)
+        return path.is_relative_to(folder) or all(p.stat().st_mode & 0o001 for p in path.parents)
     except OSError:
         return False
 
@@ -890,8 +891,7 @@ def _check_readable(paths: list[Path]) -> None:
             continue
         if mode & 0o004 == 0:
             raise ValueError(f"the bot runs as an unprivileged user of its own, which cannot read {str(path)!r} "
-                             f"(mode {mode & 0o777:o}); make it readable: chmod o+r{'x' if path.is_dir() else ''} "
-                             f"{str(path)!r}")
+                             f"(mode {mode & 0o777:o}); make it readable: chmod o+r {str(path)!r}")
 
 
 def _data_folder(data: Path, who: Any) -> Path:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -180,6 +181,36 @@ def _bind_readable(path: Path) -> list[str]:
         return ["--ro-bind", str(path), str(path)]
 
 
+def odd_file(folder: Path, skip: Iterable[Path] = (), limit: int = 200_000) -> tuple[Path, str] | None:
+    """The first thing in a bot's ``folder`` that is neither a regular file, a folder nor a link to
+    one (a named pipe, a socket, a device: reading it would hang or reach the host), with its kind;
+    None if there is none.  Links are looked at, not followed into; ``skip`` (the data folder) is
+    the bot's own to fill."""
+    skipped = {Path(os.path.abspath(p)) for p in skip}
+    seen = 0
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        base = Path(here)
+        dirs[:] = [d for d in dirs if base / d not in skipped]
+        for name in [*dirs, *files]:
+            seen += 1
+            if seen > limit:
+                return None
+            path = base / name
+            try:
+                mode = path.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    if not path.exists():
+                        continue  # a dangling link reads nothing
+                    mode = path.stat().st_mode
+            except OSError:
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                kind = ("named pipe" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+                        else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+                return path, kind
+    return None
+
+
 def setpriv_path() -> str | None:
     """util-linux's setpriv, in a system folder (it drops the compartment to its own user)."""
     for d in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
@@ -266,11 +297,11 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
              "--inh-caps=-all", "--bounding-set=-all", "--nnp", "--pdeathsig=KILL", "--"]
     # The sandbox proper sees the view read-only; what its /tmp covers is bound again over it.
     inner = [bwrap, "--ro-bind", "/", "/", *jail]
+    if workdir and cwd.is_relative_to("/tmp"):
+        inner += ["--ro-bind", str(cwd), str(cwd)]  # the empty folder the first bwrap made, with its files
     for path in under_tmp:
         kind = "--bind" if path in data else "--ro-bind"
         inner += [kind, str(path), str(path)]
     if writable is not None and writable not in under_tmp:
         inner += ["--bind", str(writable), str(writable)]
-    if workdir and cwd.is_relative_to("/tmp"):
-        inner += workdir
     return [*outer, *inner, *tail]

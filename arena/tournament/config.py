@@ -66,6 +66,7 @@ from typing import Any
 import tomli_w
 
 import arena.settings as _settings
+from arena.referee.sandbox import odd_file
 from arena.rules.options import RulesError, RuleSet, resolve
 from arena.rules.suits import suit_asymmetry
 from arena.settings import (
@@ -485,6 +486,17 @@ _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
 _MISSING = object()
 
 
+def _link_in(base_dir: Path, relative: str) -> Path | None:
+    """The first symbolic link on the way from ``base_dir`` to ``relative`` (the path a tournament file
+    gives), or None: a link there is an entrant's to point anywhere."""
+    here = base_dir
+    for part in Path(relative).parts:
+        here = here / part
+        if part not in ("/", "..", ".") and here.is_symlink():
+            return here
+    return None
+
+
 def _describe(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -849,9 +861,18 @@ class _Checker:
             if bot_data is not None and (not isinstance(bot_data, str) or not bot_data or "\0" in bot_data):
                 self.err(path + ("data",), f"expected a folder path, got {_describe(bot_data)}")
                 bot_data = None
+            elif bot_data is not None and (link := _link_in(base_dir, bot_data)) is not None:
+                self.err(path + ("data",), f"expected a folder of the bot's own; {str(link)!r} is a symbolic link "
+                                           "(the bot could write wherever it points)")
+                bot_data = None
             elif bot_data is not None and (base_dir / bot_data).exists() and not (base_dir / bot_data).is_dir():
                 self.err(path + ("data",), f"expected a folder; {str(base_dir / bot_data)!r} is not one")
                 bot_data = None
+            if cwd is not None and check_commands and (base_dir / cwd).is_dir():
+                odd = odd_file(base_dir / cwd, skip=[base_dir / bot_data] if bot_data else [])
+                if odd is not None:
+                    self.err(path + ("cwd",), f"{str(odd[0])!r} is a {odd[1]}, not a file or folder; a bot's folder may "
+                                              "hold only files and folders (reading it would hang): remove it")
             lim = self.table(b, "limits", path)
             self.unknown_keys(lim, _LIMIT_KEYS, path + ("limits",))
             limits = Limits(**{k: self.integer(lim, k, path + ("limits",), default=None, minimum=1)

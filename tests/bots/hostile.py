@@ -188,6 +188,49 @@ def multipart_bomb(sock, endpoint: str) -> None:
                 pass
 
 
+def try_(action) -> str:
+    try:
+        return f"done: {action()}"[:200]
+    except Exception as e:  # noqa: BLE001 - the report says what stopped it
+        return f"refused: {type(e).__name__}: {e}"[:200]
+
+
+def host_powers() -> None:
+    """Try what only the host's root (or the organiser's user) could do, and report each outcome."""
+    def core_pattern() -> str:
+        with open("/proc/sys/kernel/core_pattern", "r+") as f:
+            value = f.read()
+            f.seek(0)
+            f.write(value)  # unchanged: harmless, but only a writer may do it
+        return "opened for writing"
+
+    def proc_sys_rw() -> str:
+        if os.statvfs("/proc/sys").f_flag & os.ST_RDONLY:
+            raise PermissionError("mounted read-only")
+        return "mounted writable"
+
+    def read(path: str) -> str:
+        if os.path.isdir(path):
+            return ",".join(sorted(os.listdir(path)))
+        with open(path, "rb") as f:
+            return f.read(64).decode("utf-8", "replace")
+
+    def write_data() -> str:
+        with open(os.path.join(os.environ["ARENA_DATA"], "pwned"), "w") as f:
+            f.write("written by the bot")
+        return "written"
+
+    probes = [p for p in os.environ.get("HOSTILE_PATHS", "").split(":") if p]
+    probes += [w[len("probe="):] for w in sys.argv[2:] if w.startswith("probe=")]
+    report = {"core_pattern": try_(core_pattern), "shadow": try_(lambda: read("/etc/shadow")),
+              "proc_sys": try_(proc_sys_rw), "uid": os.getuid(), "cwd": try_(lambda: read(".")),
+              "env": sorted(k for k in os.environ if k.startswith("BOT_")),
+              "data": try_(write_data) if os.environ.get("ARENA_DATA") else None,
+              "paths": {p: try_(lambda p=p: read(p)) for p in probes}}
+    sys.stderr.write("HOSTILE " + json.dumps(report) + "\n")
+    sys.stderr.flush()
+
+
 def run_stdio(mode: str) -> int:
     out = sys.stdout
     out.write(json.dumps({"v": 1, "type": "hello", "name": f"hostile-{mode}", "events": False}) + "\n")
@@ -212,6 +255,8 @@ def main() -> int:
     mode = sys.argv[1]
     if mode.startswith("stdio_"):
         return run_stdio(mode)
+    if mode == "host_powers":
+        host_powers()
     import zmq
 
     a = sys.argv[2:]
