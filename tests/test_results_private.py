@@ -172,3 +172,51 @@ def test_two_records_swapped_between_games_do_not_verify(played: Path, tmp_path:
         assert code == 1 and f"not the record of game {index}" in text, text
     b.write_bytes(data_b)  # one record copied over another is refused the same way
     assert verify(a)[0] == 1 and verify(b)[0] == 0
+
+
+# -- 4. no deal seed in the journal ---------------------------------------------------------------
+
+def record_deals(folder: Path) -> list[tuple[int, list]]:
+    """(seed, first deal's hands) of every record of a results folder, by game index."""
+    out = []
+    for record in sorted((folder / "records").glob("g*.jsonl")):
+        rows = [json.loads(x) for x in record.read_text().splitlines() if x.strip()]
+        deal = next(r for r in rows[1:] if r.get("e") == "deal_start")
+        out.append((rows[0]["seed"], deal["hands"]))
+    return out
+
+
+@pytest.mark.slow
+def test_journal_lines_carry_no_deal_seed_and_the_organisers_tools_derive_it(played: Path) -> None:
+    from arena.tournament.journal import read, with_seeds
+
+    raw = (played / "journal.jsonl").read_text()
+    entries = lines(played)
+    assert len(entries) == 4 and all(e["deal_seed"] is None for e in entries)
+    seeds = [seed for seed, _ in record_deals(played)]
+    assert not any(str(s) in raw for s in seeds)
+    assert [e.deal_seed for e in with_seeds(played, read(played).entries)] == seeds
+
+
+# -- 7. a deal suite shared without the MAC key ---------------------------------------------------
+
+@pytest.mark.slow
+def test_two_folders_with_one_deal_suite_deal_the_same_cards_and_sign_their_own(played: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "suite" / "deals.key"
+    suite.parent.mkdir()
+    file = tournament(tmp_path, extra=f'deals = "{suite}"')
+    for out in ("a", "b"):
+        got = run("run", file, "--out", tmp_path / out, "--format", "csv")
+        assert got.returncode == 0, got.stderr
+    assert mode(suite) == 0o600 and len(suite.read_bytes()) == 32  # made by the first run, reused by the second
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert (a / "secret.key").read_bytes() != (b / "secret.key").read_bytes()
+    assert record_deals(a) == record_deals(b)  # the same cards, seat for seat
+    assert record_deals(a) != record_deals(played)  # the same tournament without the suite: other cards
+    assert {e["game_id"] for e in lines(a)}.isdisjoint(e["game_id"] for e in lines(b))
+    assert suite.read_bytes().hex() not in (a / "tournament.toml").read_text()
+    # a folder is never resumed with another suite
+    suite.write_bytes(os.urandom(32))
+    got = run("run", file, "--out", a, "--resume", "--format", "csv")
+    assert got.returncode == 2 and "is not the deal suite this results folder was dealt with" in got.stderr, got.stderr
+    assert "Traceback" not in got.stderr

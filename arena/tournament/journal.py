@@ -24,6 +24,11 @@ every other line is a ``BadLine`` with its line number and one sentence, and
 ``check`` turns any of them into ``BadJournal``.  ``set_aside`` moves bad
 lines into ``journal.rejected.jsonl``, byte for byte, for whoever decides to
 go on without them.
+
+A line carries no deal seed (``deal_seed`` is null; lines of older runs have
+it): whoever saw a journal mid-run could otherwise deal the twins of a
+deal-set still to be played.  ``with_seeds`` gives the organiser's tools the
+seeds back, derived from the key (``arena.tournament.deals``).
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ class JournalEntry(msgspec.Struct, kw_only=True):
 
     index: int                                  # global game index (schedule.game_at)
     game_id: str
-    deal_seed: int
+    deal_seed: int | None = None                # not written (SECURITY.md, Secrets): see ``with_seeds``
     table: int
     set: int
     seating: int
@@ -166,6 +171,25 @@ def read(folder: str | Path, key: bytes | None = None, total: int | None = None)
         seen[entry.index] = no
         out.entries.append(entry)
     return out
+
+
+def with_seeds(folder: str | Path, entries: list[JournalEntry], key: bytes | None = None) -> list[JournalEntry]:
+    """``entries`` with the deal seeds their lines leave out, derived from the folder's resolved
+    tournament and key (for the organiser's own statistics); as they are if either is missing."""
+    if all(e.deal_seed is not None for e in entries):
+        return entries
+    from arena.tournament.config import ConfigFileError, read_resolved
+    from arena.tournament.deals import DealSuiteError, deal_seed_of
+
+    try:
+        key = key if key is not None else folder_key(folder)
+        if key is None:
+            return entries
+        t = read_resolved(folder)
+        return [e if e.deal_seed is not None else
+                msgspec.structs.replace(e, deal_seed=deal_seed_of(t, key, e.index, e.table, e.set)) for e in entries]
+    except (ConfigFileError, DealSuiteError, OSError, ValueError, IndexError):
+        return entries
 
 
 def _judge(raw: bytes, key: bytes | None, total: int | None, seen: dict[int, int]) -> tuple[JournalEntry | None, str]:
