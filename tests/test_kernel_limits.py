@@ -235,3 +235,36 @@ def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_t
     assert ours_ms < bound_ms
     assert {e.kind for e in failures_of(result, 0)} <= {"stale", "timeout"}
     assert not failures_of(result, 1), "the honest seat paid for the flooder's messages"
+
+
+def test_without_cgroups_one_warning_names_what_is_not_enforced(tmp_path):
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    file = tmp_path / "t.toml"
+    file.write_text('name = "w"\nvariant = "basic"\nseats = 2\n\n[[bots]]\nname = "a"\ncommand = "greedy"\n\n'
+                    '[[bots]]\nname = "b"\ncommand = "random"\n')
+    env = {**os.environ, "ARENA_CGROUPS": "0"}
+    env.pop(cgroups.WARNED, None)
+    got = subprocess.run([sys.executable, "-m", "arena", "validate", str(file), "--start"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    warnings = [line for line in got.stderr.splitlines() if line.startswith("warning: the bots' resources")]
+    assert len(warnings) == 1, got.stderr
+    for what in ("memfd", "CPU clock", "process limit", "CPU share"):
+        assert what in warnings[0]
+
+
+def test_the_data_quota_is_a_limits_key(tmp_path):
+    from arena.tournament.config import ConfigFileError, load
+
+    base = ('name = "q"\nvariant = "basic"\nseats = 2\n\n[[bots]]\nname = "a"\ncommand = "greedy"\n'
+            'data = "a-data"\nlimits = {{ data_mb = {} }}\n\n[[bots]]\nname = "b"\ncommand = "random"\n')
+    file = tmp_path / "t.toml"
+    file.write_text(base.format(32))
+    assert load(file).bots[0].limits.data_mb == 32
+    assert launch.data_quota(Limits()) == launch.DATA_MB << 20
+    file.write_text(base.format(0))
+    with pytest.raises(ConfigFileError, match="data_mb"):
+        load(file)

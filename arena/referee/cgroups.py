@@ -135,18 +135,20 @@ def missing() -> list[str]:
     return [what[c] for c in CONTROLLERS if c not in have]
 
 
-_warned = False
+WARNED = "ARENA_CGROUPS_WARNED"  # set once said, so a run's worker processes do not say it again
 
 
 def warn_once() -> None:
-    """Say once per process (on stderr) what is not enforced because no cgroup can be made."""
-    global _warned
+    """Say once per run (on stderr) what is not enforced because no cgroup can be made."""
     gaps = missing()
-    if _warned or not gaps:
+    if not gaps or os.environ.get(WARNED):
         return
-    _warned = True
-    print(f"warning: no writable cgroup for {', '.join(c for c in CONTROLLERS if c not in (layout() or Layout(1, {})).bases)} "
-          f"(the arena is not root, or the hierarchy is read-only): " + "; ".join(gaps), file=sys.stderr)
+    os.environ[WARNED] = "1"
+    lay = layout()
+    absent = [c for c in CONTROLLERS if lay is None or c not in lay.bases]
+    print(f"warning: the bots' resources are not counted by the kernel (no writable cgroup for {', '.join(absent)}: "
+          "the arena is not root, the hierarchy is read-only, or ARENA_CGROUPS=0): " + "; ".join(gaps),
+          file=sys.stderr)
 
 
 def _write(path: Path, value: str) -> bool:

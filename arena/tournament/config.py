@@ -387,8 +387,9 @@ def starter_toml() -> str:
 # output       results folder (default results/<name>), relative to this file
 # [[bots]]     name, command (a bundled bot: random, greedy; or a command line such as
 #              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "tcp" | "stdio",
-#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16 },
-#              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA)
+#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16, data_mb = 256 },
+#              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA;
+#              at most data_mb MiB, default 256)
 
 """
     body = tomli_w.dumps(data)
