@@ -3,7 +3,7 @@
 An example is a command of a fenced ``sh`` block (every line is a command; a line ending in ``\\``
 continues; a here-document runs to its end marker), or a ``$ `` line of any fenced block, whose
 following lines (up to the next ``$ `` line or the block's end) are the output the document shows;
-``...`` in an output stands for lines left out.  A Python block preceded by a sentence that says
+a line ``...`` in an output stands for lines left out, and ``...`` within a line for words left out.  A Python block preceded by a sentence that says
 "Save this as `FILE`" is a file the reader writes before the next command.
 """
 
@@ -94,20 +94,27 @@ def _commands(body: list[str], first_line: int, doc: str, prompts_only: bool) ->
     return out
 
 
+def _matches(want: str, got: str) -> bool:
+    """A shown line matches the printed one exactly, or with each ``...`` in it standing for any text."""
+    if "..." not in want:
+        return want == got
+    return re.fullmatch(".*".join(re.escape(part) for part in want.split("...")), got) is not None
+
+
 def shows(expected: tuple[str, ...], got: str) -> str | None:
-    """None if ``got`` shows every line of ``expected`` in order (``...`` skips lines; spaces are not
-    counted), else the first expected line that is missing."""
+    """None if ``got`` shows every line of ``expected`` in order (a line of ``...`` alone skips any lines;
+    runs of spaces count as one), else the first expected line that is missing."""
     norm = [" ".join(x.split()) for x in got.splitlines()]
     pos = 0
     skipping = False
     for want in expected:
         w = " ".join(want.split())
-        if w in ("...", "…"):
+        if w in ("...", "\u2026"):
             skipping = True
             continue
         if not w:
             continue
-        while pos < len(norm) and norm[pos] != w:
+        while pos < len(norm) and not _matches(w, norm[pos]):
             if not skipping and norm[pos]:
                 return want
             pos += 1
