@@ -1133,6 +1133,7 @@ def match_cmd(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Games at once.")] = 1,
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify to journal.rejected.jsonl and go on, instead of stopping.")] = False,
+    deals: Annotated[Path | None, typer.Option("--deals", help="A deal suite file (32 bytes; made if missing): the cards come from it, not from the folder's secret.key, so two folders or organisers deal alike.")] = None,
 ) -> None:
     """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
     from dataclasses import replace
@@ -1167,6 +1168,8 @@ def match_cmd(
     if t is None:
         fail("; ".join(f"--{e.key}: {e.message}" if e.key == "variant" else f"{e.key}: {e.message}" if e.key else e.message
                        for e in errors))
+    if deals is not None:  # loaded (or made) by the runner, like a tournament file's deals = PATH
+        t = replace(t, deals=str(deals.resolve()))
     _check_sandbox(t.sandbox)
     typer.echo(match.header_line(t, test))
     printed: list[int] = []
