@@ -83,11 +83,12 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
     for p in g.plays(obs):  # checked legal by the policy
         add(p)
     view = obs.turn_view()
-    for c in sorted(set(view.hand)):
-        if not (view.took_discard and c == view.drawn):
-            p = Play((), c)
-            if p not in seen and _legal(rules, obs, p):
-                add(p)
+    plain = [c for c in sorted(set(view.hand)) if not (view.took_discard and c == view.drawn)]
+    # A plain discard's legality does not depend on which card it is, beyond the taken one left
+    # out above (RULES 3.3): the engine is asked about one, and stands for the rest.
+    if plain and _legal(rules, obs, Play((), plain[0])):
+        for c in plain:
+            add(Play((), c))
     for m in candidate_melds(view.hand, rules):
         add(g.finish(obs, [Meld(m)]))
     if not out:
@@ -100,15 +101,15 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
     obs, rules = decision.observation, decision.rules
     x = np.zeros(SIZE, dtype=np.float32)
     mask = np.zeros(ACTIONS, dtype=np.int8)
-    np.add.at(x, HAND + np.asarray(obs.hand, dtype=np.intp), 1.0)
+    x[HAND:HAND + CARDS] = np.bincount(obs.hand, minlength=CARDS)
     if obs.drawn is not None:
         x[DRAWN + obs.drawn] = 1.0
     if obs.discard:
         x[TOP + obs.discard[-1]] = 1.0
-        np.add.at(x, PILE + np.asarray(obs.discard, dtype=np.intp), 1.0)
+        x[PILE:PILE + CARDS] = np.bincount(obs.discard, minlength=CARDS)
     on_table = [c for m in obs.melds for c in m.cards]
     if on_table:
-        np.add.at(x, TABLE + np.asarray(on_table, dtype=np.intp), 1.0)
+        x[TABLE:TABLE + CARDS] = np.bincount(on_table, minlength=CARDS)
     me = obs.seat
     x[SCALAR:SEATS] = (
         obs.phase == "draw", obs.phase == "play", obs.took_discard, obs.opened[me], obs.opening_requirement / 100,
@@ -137,8 +138,8 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
                 placed.append(a.card)
             else:
                 placed.extend(a.cards)
-        if placed:
-            np.add.at(x, base + np.asarray(placed, dtype=np.intp), 1.0)
+        for c in placed:
+            x[base + c] += 1.0
         if p.discard is not None:
             x[base + CARDS + p.discard] = 1.0
         gone = len(placed) + (p.discard is not None)
