@@ -181,3 +181,116 @@ def test_default_table_fits_100_columns_and_wide_shows_everything(tmp_path: Path
     for column in ["Avg score", "Points", "Crosstable"] + [k.capitalize() for k in FAILURE_KINDS]:
         assert column in wide
     assert "\n".join(line.rstrip() for line in wide.splitlines()) + "\n" == wide
+
+
+def test_mid_run_a_provisional_bot_is_marked_and_ranked_after_established_ones(tmp_path: Path) -> None:
+    # "late" has played 2 games (one won, one lost) while the others have 40-odd: on its rating alone
+    # (luck, with 2 games) it would sit above "mid"; it is ranked after every established bot instead
+    rng = random.Random(2)
+    strength = {"top": 0.8, "mid": 0.0, "low": -0.8, "late": 0.0}
+    late_games = iter([1, 2])
+    late_table: list[int] = []
+
+    def result(g):
+        if "late" in g.seats:
+            late_table.append(g.table)
+            if g.table != late_table[0] or g.set != 0:  # its first deal-set only: 2 games
+                return None
+            first = g.seats.index("late") if next(late_games, 2) == 1 else 1 - g.seats.index("late")
+            return [1 if s == first else 2 for s in range(2)], [10, 0] if first == 0 else [0, 10]
+        order = sorted(g.seats, key=lambda b: -(strength[b] + rng.gammavariate(1, 1)))
+        placings = [order.index(b) + 1 for b in g.seats]
+        return placings, [10 * (2 - p) for p in placings]
+
+    folder = folder_of(tmp_path, ["top", "mid", "low", "late"], 2, 8, result)
+    st = standings.compute(folder)
+    rows = {r.bot: r for r in st.rows}
+    assert rows["late"].games == 2 and rows["late"].provisional and not rows["mid"].provisional
+    assert [r.bot for r in st.rows][-1] == "late" and all(not r.provisional for r in st.rows[:-1])
+    assert st.total == 4 * 3 // 2 * 8 * 2 and st.games < st.total and st.partial
+    text = standings.render_standings(st, "table")
+    assert f"truth: {st.games} of {st.total} games" in text
+    assert f"{rows['late'].rating:.0f}?" in text and "provisional (late)" in text
+    assert "the run is not complete" in text
+    data = json.loads(standings.render_standings(st, "json"))
+    late = next(r for r in data["rows"] if r["bot"] == "late")
+    assert late["provisional"] is True and late["deal_sets"] == 1 and late["rank"] == 4
+    assert standings.render_standings(st, "csv").splitlines()[0].split(",")[10:12] == ["bound", "provisional"]
+
+
+def test_a_bound_shows_as_a_bound_in_every_output(tmp_path: Path) -> None:
+    rng = random.Random(5)
+
+    def result(g):  # "ace" wins every game; the others are coin flips
+        order = sorted(g.seats, key=lambda b: (b != "ace", rng.random()))
+        placings = [order.index(b) + 1 for b in g.seats]
+        return placings, [10 * (2 - p) for p in placings]
+
+    st = standings.compute(folder_of(tmp_path, ["ace", "p", "q"], 2, 10, result))
+    ace = st.rows[0]
+    assert ace.bot == "ace" and ace.bound == ">" and ace.ci is None and ace.rating_high is None
+    assert ace.rating_low == ace.rating
+    text = standings.render_standings(st, "table")
+    assert f"> {ace.rating:.0f}" in text and "lower (upper) bound" in text
+    data = json.loads(standings.render_standings(st, "json"))["rows"][0]
+    assert data["bound"] == ">" and data["rating_high"] is None and data["rating_low"] == data["rating"]
+    assert standings.render_standings(st, "csv").splitlines()[1].split(",")[10] == ">"
+
+
+def test_league_standings_show_strength_of_schedule_and_say_the_columns_depend_on_it() -> None:
+    from arena.tournament.standings import _standings
+
+    rng = random.Random(3)
+    names = [f"{'a-bot-with-a-long-name-' if i % 2 else 'b'}{i}" for i in range(10)]
+    entries = []
+    for i in range(400):  # a league meets local opponents: the strong ones mostly meet each other
+        k = rng.randrange(0, 7)
+        seats = rng.sample(names[k:k + 4], 4)
+        order = sorted(seats, key=lambda b: names.index(b) + rng.gauss(0, 2))
+        placings = [order.index(b) + 1 for b in seats]
+        entries.append(JournalEntry(index=i, game_id=f"g{i}", deal_seed=i // 4, table=i // 4, set=0,
+                                    seating=i % 4, seats=seats, placings=placings, totals=[10 * (4 - p) for p in placings]))
+    st = _standings("lg", entries, names, False, 1.0, 0, 0, [], league=True)
+    rating = {r.bot: r.rating for r in st.rows}
+    for r in st.rows:  # the mean rating of the opponents at its tables, game by game
+        opps = [rating[o] for e in entries if r.bot in e.seats for o in e.seats if o != r.bot]
+        assert r.sos == pytest.approx(sum(opps) / len(opps))
+    assert st.rows[0].sos > st.rows[-1].sos  # who met whom differs: that is why 1st% is confounded
+    text = standings.render_standings(st, "table")
+    assert "SoS" in text and "depend on the opponents each bot met" in text
+    assert max(len(line) for line in text.splitlines()) <= standings.WIDTH
+    assert all("sos" in row for row in st.to_data()["rows"])
+    plain = _standings("rr", entries, names, False, 1.0, 0, 0, [])
+    assert "SoS" not in standings.render_standings(plain, "table")
+    assert all("sos" not in row for row in plain.to_data()["rows"])
+
+
+def test_seat_and_first_player_advantage(tmp_path: Path) -> None:
+    from arena.rules.game import Game
+    from arena.tournament.config import read_resolved
+
+    # whoever plays first (as the rules engine deals it) wins every game; otherwise seats are alike
+    folder = tmp_path / "first" / "results"  # where folder_of writes the tournament file before the games
+    rules: list = []
+
+    def first_wins(g):
+        if not rules:
+            rules.append(read_resolved(folder).rules)
+        first = Game(rules[0], len(g.seats), g.deal_seed).current
+        placings = [1 if s == first else 2 + (s + first) % (len(g.seats) - 1) for s in range(len(g.seats))]
+        return placings, [10 * (4 - p) for p in placings]
+
+    assert folder_of(tmp_path / "first", list("ABCD"), 3, 6, first_wins) == folder
+    st = standings.compute(folder)
+    (sa,) = st.seat_advantage
+    assert sa["seats"] == 3 and sa["games"] == st.games and sa["fair_win_rate"] == pytest.approx(1 / 3)
+    assert sa["first_player"]["win_rate"] == 1.0 and sa["first_player"]["avg_place"] == 1.0
+    assert sum(s["win_rate"] * s["games"] for s in sa["by_seat"]) == pytest.approx(st.games)  # one winner a game
+    data = json.loads(standings.render_standings(st, "json"))
+    assert data["seat_advantage"][0]["first_player"]["games"] == st.games
+    # seat 0 always wins: its win rate is 1 with no spread (no interval), the others 0
+    seat0 = standings.compute(folder_of(tmp_path / "seat0", list("AB"), 2, 5,
+                                        lambda g: ([1, 2], [10, 0])))
+    by_seat = seat0.seat_advantage[0]["by_seat"]
+    assert [s["win_rate"] for s in by_seat] == [1.0, 0.0] and [s["avg_place"] for s in by_seat] == [1.0, 2.0]
+    assert by_seat[0]["win_ci"] is None

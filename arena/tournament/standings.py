@@ -331,8 +331,8 @@ def compute(folder: str | Path, resamples: int = 0, drop_bad_lines: bool = False
 
 
 def _first_seat(folder: Path) -> Callable[[int, int], int | None] | None:
-    """Who plays first in a game of the folder's rules, from its deal seed: left of the first dealer, as
-    the rules engine draws it (RULES 2.2); None without a readable tournament file."""
+    """Who plays first in a game of the folder's rules, from its deal seed, as the rules engine deals it
+    (left of the first dealer, RULES 2.2 and 2.6); None without a readable tournament file."""
     try:
         rules = read_resolved(folder).rules
     except (ConfigFileError, OSError):
@@ -342,7 +342,7 @@ def _first_seat(folder: Path) -> Callable[[int, int], int | None] | None:
     @functools.cache
     def first(seed: int, seats: int) -> int | None:
         try:
-            return (Game(rules, seats, seed).dealer + 1) % seats
+            return Game(rules, seats, seed).current
         except ValueError:  # a table size the rules do not allow (RulesError): no answer rather than a crash
             return None
 
