@@ -227,8 +227,9 @@ def test_two_folders_with_one_deal_suite_deal_the_same_cards_and_sign_their_own(
 def test_match_with_one_deal_suite_deals_the_same_cards_in_two_folders(tmp_path: Path) -> None:
     suite = tmp_path / "deals.key"
     for out in ("a", "b", "c"):
+        shared: list[str | Path] = ["--deals", suite] if out != "c" else []
         got = run("match", "greedy", "random", "--variant", "basic", "--max-pairs", "2", "--out", tmp_path / out,
-                  *(["--deals", suite] if out != "c" else []))
+                  *shared)
         assert got.returncode in (0, 1), got.stderr
     assert mode(suite) == 0o600
     assert record_deals(tmp_path / "a") == record_deals(tmp_path / "b") != record_deals(tmp_path / "c")

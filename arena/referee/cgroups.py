@@ -70,7 +70,7 @@ def _own_paths() -> dict[str, str]:
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
     """(file system type, mount point, options) of every cgroup mount."""
-    found = []
+    found: list[tuple[str, str, set[str]]] = []
     try:
         text = Path("/proc/self/mounts").read_text()
     except OSError:

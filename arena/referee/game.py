@@ -311,6 +311,8 @@ class Referee:
                 taken = self._take(st, item, seq, decision)
             finally:
                 ours_ms += (time.thread_time() - tick) * 1000
+            if isinstance(taken, Failed):
+                return taken
             if taken == "junk":
                 junk += 1
                 if junk > MAX_JUNK:
@@ -318,10 +320,8 @@ class Referee:
                                                           f"(stale, out of turn, a hello) while seq {seq} is asked",
                                              seq=seq))
                 continue
-            if taken == "notice":
+            if isinstance(taken, str):  # a notice: nothing to charge
                 continue
-            if isinstance(taken, Failed):
-                return taken
             charged = used_ms + (time.thread_time() - tick) * 1000 if cpu_clock else latency_ms
             if charged > limit_ms:
                 used_ms = charged

@@ -457,7 +457,7 @@ def seat_advantage(entries: list[JournalEntry],
             for s in range(k):
                 seat_w[s].add(cluster, float(e.placings[s] == 1))
                 seat_p[s].add(cluster, float(e.placings[s]))
-            f = first_seat(e.deal_seed, k) if first_seat else None
+            f = first_seat(e.deal_seed, k) if first_seat and e.deal_seed is not None else None  # with_seeds
             if f is not None:
                 first_w.add(cluster, float(e.placings[f] == 1))
                 first_p.add(cluster, float(e.placings[f]))
