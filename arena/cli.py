@@ -240,13 +240,13 @@ def simulate(
 
 
 def _bot_spec(arg: str, index: int, stdio: bool) -> BotSpec:
-    from arena.settings import BotSpec, split_transport
+    from arena.settings import BUNDLED_BOTS, BotSpec, split_transport
 
     arg, transport = split_transport(arg, stdio)
     name = arg
     if arg.startswith("remote:"):
         name = arg.split(":", 1)[1] or f"remote{index}"
-    elif arg not in ("random", "greedy"):
+    elif arg not in BUNDLED_BOTS:
         from arena.settings import first_word
 
         name = Path(first_word(arg)).name if first_word(arg) else f"bot{index}"
@@ -1119,14 +1119,17 @@ def new_bot_cmd(
 
 @app.command(name="match")
 def match_cmd(
-    bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy), a command line in quotes, or stdio:COMMAND.")],
+    bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy, greedy-eps10), a command line in quotes, or stdio:COMMAND.")],
     bot_b: Annotated[str, typer.Argument(help="Bot B, the same way; H1 says A is stronger than B.")],
     variant: Annotated[str, typer.Option("--variant", help="Preset name.")],
-    elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this many logistic Elo stronger than B.")] = 0.0,
-    elo1: Annotated[float, typer.Option("--elo1", help="H1: A is this many logistic Elo stronger than B.")] = 10.0,
+    test_kind: Annotated[str, typer.Option("--test", help="margin: nElo of the duplicate pairs' score differences (default); penta: logistic Elo of placings only, heads-up pentanomial.")] = "margin",
+    seats: Annotated[int, typer.Option("--seats", help="Table size, 2 to 6; above 2 needs --opponents.")] = 2,
+    opponents: Annotated[str | None, typer.Option("--opponents", help="BOT,BOT,...: the seats - 1 bots A and B each face, in the same seat on the same deal.")] = None,
+    elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this much stronger than B (nElo for margin, Elo for penta).")] = 0.0,
+    elo1: Annotated[float | None, typer.Option("--elo1", help="H1: A is this much stronger than B (default: 20 nElo for margin, 10 Elo for penta).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
-    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 1000,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 2500,
     out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
@@ -1145,8 +1148,12 @@ def match_cmd(
     from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.sprt import Sprt
 
+    if test_kind not in match.TESTS:
+        fail(f"--test: expected one of {', '.join(match.TESTS)}, got {test_kind!r}")
+    if elo1 is None:
+        elo1 = 20.0 if test_kind == match.MARGIN else 10.0
     try:
-        test = Sprt(elo0, elo1, alpha, beta)
+        test = match.Test(test_kind, Sprt(elo0, elo1, alpha, beta), others=opponents is not None)
     except ValueError as e:
         fail(f"--elo0/--elo1/--alpha/--beta: {e}")
     if max_pairs < 1:
@@ -1155,8 +1162,16 @@ def match_cmd(
         fail(f"--time-ms: expected at least 1, got {time_ms}")
     if not 1 <= concurrency <= 256:
         fail(f"--concurrency: expected 1 to 256, got {concurrency}")
-    specs = _unique_names([_bot_spec(arg, i, False) for i, arg in enumerate((bot_a, bot_b))])
-    for seat, (arg, spec) in enumerate(zip((bot_a, bot_b), specs)):
+    if not 2 <= seats <= 6:
+        fail(f"--seats: expected 2 to 6, got {seats}")
+    others = [] if opponents is None else [x.strip() for x in opponents.split(",")]
+    if any(not x for x in others):
+        fail(f"--opponents: expected BOT,BOT,... without empty names, got {opponents!r}")
+    if (seats > 2 or others) and len(others) != seats - 1:
+        fail(f"--opponents: a {seats}-seat match needs {seats - 1} opponent(s), got {len(others)}")
+    args = [bot_a, bot_b, *others]
+    specs = _unique_names([_bot_spec(arg, i, False) for i, arg in enumerate(args)])
+    for seat, (arg, spec) in enumerate(zip(args, specs)):
         if spec.remote:
             fail(f"bot {arg!r}: a match starts its bots itself; remote:NAME is for `arena play`")
         _check_bot(seat, arg, spec)
@@ -1164,7 +1179,8 @@ def match_cmd(
     if (problem := output_problem(folder)) is not None:
         fail(f"--out: {problem}")
     t, errors = match.tournament(specs[0], specs[1], variant, max_pairs, replace(TOURNAMENT_TIME, decision_ms=time_ms),
-                                 folder.resolve(), sandbox=not no_sandbox, concurrency=concurrency)
+                                 folder.resolve(), sandbox=not no_sandbox, concurrency=concurrency,
+                                 seats=seats, opponents=specs[2:])
     if t is None:
         fail("; ".join(f"--{e.key}: {e.message}" if e.key == "variant" else f"{e.key}: {e.message}" if e.key else e.message
                        for e in errors))

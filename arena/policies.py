@@ -1,4 +1,4 @@
-"""Built-in policies: ``random`` and ``greedy``.
+"""Built-in policies: ``random``, ``greedy`` and ``greedy-eps10`` (greedy with 10% random decisions).
 
 They decide from an ``Observation`` alone (what a bot behind the protocol
 gets), so the sample bots are these policies behind the client library, and
@@ -350,7 +350,28 @@ class GreedyPolicy:
         return None
 
 
-POLICIES: dict[str, Callable[[RuleSet, int], Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
+class EpsilonGreedyPolicy:
+    """``greedy-eps10``: greedy, except that each decision is, with probability 1/10, the random policy's.
+
+    A deliberately weakened greedy, for measuring what ``arena match`` detects (bench/ab_test.py).
+    """
+
+    EPSILON = 0.1
+
+    def __init__(self, rules: RuleSet, seed: int = 0) -> None:
+        self.greedy = GreedyPolicy(rules, seed)
+        self.random = RandomPolicy(rules, seed)
+        self.rng = random.Random(f"eps:{seed}")
+
+    def draw(self, obs: Observation) -> str:
+        return (self.random if self.rng.random() < self.EPSILON else self.greedy).draw(obs)
+
+    def play(self, obs: Observation) -> Play:
+        return (self.random if self.rng.random() < self.EPSILON else self.greedy).play(obs)
+
+
+POLICIES: dict[str, Callable[[RuleSet, int], Policy]] = {
+    "random": RandomPolicy, "greedy": GreedyPolicy, "greedy-eps10": EpsilonGreedyPolicy}
 
 
 def _house(level: str) -> Callable[[RuleSet, int], Policy]:

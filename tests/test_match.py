@@ -56,6 +56,51 @@ def test_reports_say_what_was_decided() -> None:
     assert even.verdict is None and even.verdict_line(4).startswith("no decision after 4 pair(s) (--max-pairs 4)")
 
 
+def entry4(index: int, deal_set: int, seats: list[str], placings: list[int], totals: list[int]) -> JournalEntry:
+    return JournalEntry(index=index, game_id=f"g{index}", deal_seed=deal_set, table=0, set=deal_set,
+                        seating=index % 2, seats=seats, placings=placings, totals=totals)
+
+
+def test_a_four_seat_pair_compares_a_and_b_in_the_same_seat_by_margin_and_placing() -> None:
+    games = [
+        entry4(0, 0, ["A", "X", "Y", "Z"], [1, 2, 3, 4], [120, 40, 20, 0]),   # A: +100 over the others' mean
+        entry4(1, 0, ["B", "X", "Y", "Z"], [2, 1, 3, 4], [50, 100, 30, 0]),   # B: 50 - 130/3
+        entry4(3, 1, ["Z", "B", "X", "Y"], [1, 2, 2, 4], [100, 10, 10, 0]),   # its twin comes first
+        entry4(2, 1, ["Z", "A", "X", "Y"], [2, 1, 3, 4], [50, 90, 20, 0]),
+    ]
+    pairs = match.tally(games, match.Pairs("A", "B", seats=4))
+    assert pairs.pairs == 2 and pairs.games == 4 and not pairs.waiting
+    assert pairs.diffs == pytest.approx([100 - (50 - 130 / 3), (90 - 70 / 3) - (10 - 110 / 3)])
+    # placing scores: A beat 3 of 3 and B 2 of 3 -> (1 + 1 - 2/3) / 2 = 8/12; then A 3/3, B 1.5/3 -> 9/12
+    assert len(pairs.counts) == 13 and pairs.counts[8] == 1 and pairs.counts[9] == 1
+    # penalty scoring (the lowest total places first): the margin's sign follows the placings
+    low = entry4(0, 0, ["A", "X"], [1, 2], [10, 60])
+    assert match.margin(low, "A") == 50 and match.margin(low, "X") == -50
+    assert match.game_score(games[2], "B") == pytest.approx(1.5 / 3) and match.margin(games[0], "Q") is None
+
+
+def test_the_match_schedule_seats_a_and_b_alike_on_the_same_deal(tmp_path: Path) -> None:
+    from arena.tournament import schedule
+
+    bots = [BotSpec(n, "greedy") for n in ("a", "b", "x", "y", "z")]
+    t, errors = match.tournament(bots[0], bots[1], "basic", 8, TimeControl(), tmp_path / "out", base_dir=tmp_path,
+                                 seats=4, opponents=bots[2:])
+    assert errors == [] and t is not None and t.format == "match" and schedule.total_games(t) == 16
+    key = b"k" * 32
+    games = [schedule.game_at(t, i, key) for i in range(16)]
+    assert [g.index for g in schedule.iter_games(t, key)] == list(range(16))
+    for j in range(8):
+        ga, gb = games[2 * j], games[2 * j + 1]
+        assert ga.deal_seed == gb.deal_seed and ga.set == gb.set == j
+        assert ga.seats.index("a") == gb.seats.index("b") == j % 4     # the same seat, rotating
+        assert [s for s in ga.seats if s != "a"] == [s for s in gb.seats if s != "b"]
+        assert "b" not in ga.seats and "a" not in gb.seats
+    assert len({g.deal_seed for g in games}) == 8
+    bad, errors = match.tournament(bots[0], bots[1], "basic", 8, TimeControl(), tmp_path / "out", base_dir=tmp_path,
+                                   seats=4, opponents=bots[2:4])
+    assert bad is None and any("seats - 1 other bots" in e.message for e in errors)
+
+
 def test_the_match_is_a_two_bot_tournament(tmp_path: Path) -> None:
     t, errors = match.tournament(BotSpec("greedy", "greedy"), BotSpec("random", "random"), "basic", 50,
                                  TimeControl(decision_ms=500, clock="cpu"), tmp_path / "out", base_dir=tmp_path)
@@ -72,6 +117,11 @@ def test_the_match_is_a_two_bot_tournament(tmp_path: Path) -> None:
     (["--alpha", "0"], "alpha must be between 0 and 1"),
     (["--max-pairs", "0"], "--max-pairs: expected at least 1"),
     (["--variant", "nope"], "expected one of"),
+    (["--test", "elo"], "--test: expected one of margin, penta"),
+    (["--seats", "7"], "--seats: expected 2 to 6"),
+    (["--seats", "4"], "--opponents: a 4-seat match needs 3 opponent(s), got 0"),
+    (["--seats", "3", "--opponents", "random"], "needs 2 opponent(s), got 1"),
+    (["--opponents", "random,,greedy"], "without empty names"),
 ])
 def test_bad_match_options_are_one_sentence(tmp_path: Path, args: list[str], words: str) -> None:
     base = ["match", "greedy", "random", "--variant", "basic", "--out", str(tmp_path / "m")]
@@ -98,7 +148,7 @@ def settle(timeout: float = 10.0) -> list:
 @pytest.mark.usefixtures("no_leaks")
 def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament(tmp_path: Path) -> None:
     out = tmp_path / "m"
-    got = cli("match", "greedy", "random", "--variant", "basic", "--elo0", "0", "--elo1", "200",
+    got = cli("match", "greedy", "random", "--variant", "basic", "--test", "penta", "--elo0", "0", "--elo1", "200",
               "--max-pairs", "40", "--out", out)
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
@@ -118,7 +168,7 @@ def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament
     cell = data["crosstable"]["greedy"]["random"]
     assert cell["wins"] + cell["losses"] + cell["draws"] == 2 * pairs
     # a decided match resumed plays nothing and says the same
-    again = cli("match", "greedy", "random", "--variant", "basic", "--elo0", "0", "--elo1", "200",
+    again = cli("match", "greedy", "random", "--variant", "basic", "--test", "penta", "--elo0", "0", "--elo1", "200",
                 "--max-pairs", "40", "--out", out, "--resume")
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[-1] == verdict
@@ -131,7 +181,8 @@ def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament
 @pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
 def test_random_against_greedy_accepts_h0_and_max_pairs_stops_an_open_match(tmp_path: Path) -> None:
-    got = cli("match", "random", "greedy", "--variant", "basic", "--elo1", "200", "--out", tmp_path / "h0")
+    got = cli("match", "random", "greedy", "--variant", "basic", "--test", "penta", "--elo1", "200",
+              "--out", tmp_path / "h0")
     assert got.returncode == 0, got.stderr
     assert got.stdout.splitlines()[-1].startswith("H0 accepted: random is not stronger than greedy")
     # two copies of one bot under a narrow hypothesis: no decision in 2 pairs
@@ -148,7 +199,7 @@ def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
     import signal
 
     out = tmp_path / "m"
-    args = ["match", "greedy", "random", "--variant", "basic", "--elo1", "200", "--out", str(out)]
+    args = ["match", "greedy", "random", "--variant", "basic", "--test", "penta", "--elo1", "200", "--out", str(out)]
     proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -174,10 +225,59 @@ def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len(indices) == len(set(indices)) > before  # nothing played twice, nothing lost
     # it stopped after the pair an uninterrupted match would have stopped after: the first
     # pair, in game order, at which the SPRT over these same games decides
-    test, pairs, decided_at = Sprt(0, 200), match.Pairs("greedy"), None
+    test, pairs, decided_at = Sprt(0, 200), match.Pairs("greedy", "random"), None
     for e in sorted((msgspec.convert(x, JournalEntry) for x in lines), key=lambda e: e.index):
         if pairs.add(e) and decided_at is None and match.report(pairs, "random", test).verdict is not None:
             decided_at = pairs.pairs
     assert decided_at is not None and pairs.pairs == decided_at, (pairs.pairs, decided_at)
     assert f"after {decided_at} pair(s)" in again.stdout.splitlines()[-1]
+    assert not settle()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_the_margin_test_decides_greedy_over_random_on_few_pairs_and_corrects_its_estimate(tmp_path: Path) -> None:
+    got = cli("match", "greedy", "random", "--variant", "basic", "--max-pairs", "200", "--out", tmp_path / "m")
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert "margin test: nElo of the pairs' score differences" in got.stdout
+    progress = [x for x in lines if x.startswith("pairs ")]
+    assert progress and all("diff " in x and "nElo " in x and "(-2.94, +2.94)" in x for x in progress)
+    assert lines[-1].startswith("H1 accepted: greedy is stronger than random (elo1 = 20 nElo")
+    assert "naive; corrected for the sequential stop (median-unbiased)" in lines[-1]
+    assert len(progress) < 100
+    assert not settle()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_a_four_seat_match_against_opponents_resumes_and_says_what_an_open_match_shows(tmp_path: Path) -> None:
+    out = tmp_path / "m4"
+    args = ["match", "greedy", "random", "--variant", "basic", "--seats", "4", "--opponents", "greedy,random,greedy",
+            "--elo1", "20", "--max-pairs", "3", "--out", out]
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert "4 seats, both against greedy#2, random#2, greedy#3 in the same seat on the same deal" in first.stdout
+    lines = [json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()]
+    assert len(lines) == 6
+    for a_game, b_game in zip(lines[0::2], lines[1::2]):
+        assert a_game["deal_seed"] == b_game["deal_seed"]
+        assert a_game["seats"].index("greedy") == b_game["seats"].index("random")
+    last = first.stdout.splitlines()[-1]
+    # 3 pairs cannot reach the bound at elo1 = 20 nElo (the pseudo-pairs cap delta_hat at 0.75: LLR <= 0.17)
+    assert last.startswith("no decision after 3 pair(s) (--max-pairs 3)"), last
+    assert "the data show nElo" in last and "more pair(s) at the current estimate" in last
+    # cut the journal back to one pair and a half, then resume: the same games again, nothing twice
+    journal = out / "journal.jsonl"
+    kept = journal.read_text().splitlines()[:3]
+    journal.write_text("\n".join(kept) + "\n")
+    again = cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    after = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert sorted(e["index"] for e in after) == list(range(6))
+    assert [e["deal_seed"] for e in sorted(after, key=lambda e: e["index"])] == [e["deal_seed"] for e in lines]
+    penta = cli("match", "greedy", "random", "--variant", "basic", "--seats", "4", "--opponents",
+                "greedy,random,greedy", "--test", "penta", "--max-pairs", "2", "--out", tmp_path / "p4")
+    assert penta.returncode == 0, penta.stderr
+    assert "pentanomial test on placings" in penta.stdout and "penta [" in penta.stdout
     assert not settle()

@@ -137,3 +137,86 @@ def test_estimate_of_the_elo_difference() -> None:
     assert sprt.estimate([0, 0, 0, 0, 0]).low is None
     assert sprt.pair_outcome(1, 0) == 2 and sprt.pair_outcome(1, 0.5) == 3 and sprt.pair_outcome(0, 0) == 0
     assert sprt.elo_of_score(sprt.score_of_elo(123.0)) == pytest.approx(123.0)
+
+
+# -- the margin test: nElo on the pairs' bounded score differences ------------------------------------
+
+MARGIN_TESTS = 600
+MARGIN_CAP = 3000
+
+
+def heavy_diffs(rng: np.random.Generator, shape: tuple[int, ...], shift: float) -> np.ndarray:
+    """Pair score differences with heavy tails (Student t, 1.5 degrees of freedom: no variance), in points."""
+    return 40.0 * (rng.standard_t(1.5, size=shape) + shift)
+
+
+def shift_of_nelo(nelo: float) -> float:
+    """The shift of ``heavy_diffs`` at which the bounded outcome has normalized Elo ``nelo`` (bisection, 400k draws)."""
+    rng = np.random.default_rng(99)
+    base = rng.standard_t(1.5, size=400_000)
+    lo, hi = 0.0, 2.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        x = sprt.pair_values(40.0 * (base + mid))
+        lo, hi = (mid, hi) if sprt.nelo_of_delta(float(x.mean() / x.std())) < nelo else (lo, mid)
+    return (lo + hi) / 2
+
+
+def simulate_margin(shift: float, test: sprt.Sprt, seed: int) -> tuple[float, float, float]:
+    """MARGIN_TESTS margin SPRTs on heavy-tailed differences: (share H1, share H0, mean pairs)."""
+    rng = np.random.default_rng(seed)
+    diffs = heavy_diffs(rng, (MARGIN_TESTS, MARGIN_CAP), shift)
+    verdict = np.zeros(MARGIN_TESTS, dtype=np.int8)
+    length = np.full(MARGIN_TESTS, MARGIN_CAP)
+    for n in range(1, MARGIN_CAP + 1):
+        running = np.flatnonzero(verdict == 0)
+        if running.size == 0:
+            break
+        value = np.asarray(sprt.margin_llr(diffs[running, :n], test.elo0, test.elo1))
+        for v, mask in ((1, value >= test.upper), (-1, value <= test.lower)):
+            verdict[running[mask]] = v
+            length[running[mask]] = n
+    return float((verdict == 1).mean()), float((verdict == -1).mean()), float(length.mean())
+
+
+def margin_bound(p: float) -> float:
+    return 3 * math.sqrt(p * (1 - p) / MARGIN_TESTS)
+
+
+@pytest.mark.slow  # a few seconds: 600 tests of about 60 pairs, twice
+def test_margin_test_keeps_its_error_rates_on_heavy_tailed_differences() -> None:
+    test = sprt.Sprt(elo0=0, elo1=80, alpha=ALPHA, beta=BETA)
+    h1, h0, pairs = simulate_margin(0.0, test, seed=5)
+    assert h1 <= ALPHA + margin_bound(ALPHA), (h1, pairs)
+    assert h0 >= 1 - ALPHA - margin_bound(ALPHA)   # every test ended
+    h1, h0, pairs = simulate_margin(shift_of_nelo(80), test, seed=6)
+    assert h1 >= 1 - BETA - margin_bound(BETA), (h1, pairs)
+    assert h0 <= BETA + margin_bound(BETA)
+    # the expected length at elo1 from the design: (1 - beta) a / drift per pair, drift = delta1^2 / 2
+    d1 = sprt.delta_of_nelo(80)
+    assert 0.5 * (2 * test.upper / d1 ** 2) < pairs < 1.5 * (2 * test.upper / d1 ** 2)
+
+
+def test_margin_test_is_scale_free_and_one_huge_score_cannot_decide() -> None:
+    rng = np.random.default_rng(7)
+    d = heavy_diffs(rng, (200,), 0.1)
+    assert sprt.margin_llr(d, 0, 20) == pytest.approx(sprt.margin_llr(d * 37.5, 0, 20))
+    x = sprt.pair_values(d)
+    assert x.min() >= -1 and x.max() <= 1
+    # an outlier a million times the others counts as one clean win, no more
+    wild = np.append(d, 1e9)
+    assert sprt.margin_llr(wild, 0, 20) - sprt.margin_llr(np.append(d, np.abs(d).max()), 0, 20) == pytest.approx(0, abs=0.05)
+    # a few pairs alike are not yet proof of anything
+    assert 0 < sprt.margin_llr([50.0, 50.0, 50.0], 0, 20) < 0.5
+    assert sprt.margin_llr([], 0, 20) == 0.0
+    assert sprt.margin_llr([0.0] * 50, 0, 20) < 0   # identical play: evidence for H0
+
+
+def test_placing_test_generalizes_to_a_k_seat_pair_score() -> None:
+    counts4 = [1, 2, 3, 4, 30, 4, 3, 2, 1, 0, 0, 0, 1]    # 4 seats: pair scores in steps of 1/12
+    assert sprt.support_of(13)[1] == pytest.approx(1 / 12)
+    est = sprt.estimate(counts4)
+    assert est.score == pytest.approx((np.array(counts4) * sprt.support_of(13)).sum() / sum(counts4))
+    assert sprt.llr(counts4, 0, 10) < 0 < sprt.llr(counts4[::-1], 0, 10)
+    with pytest.raises(ValueError, match="pentanomial"):
+        sprt.llr([1, 2, 3], 0, 10)

@@ -85,7 +85,7 @@ from arena.tournament.growth import Generation
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive")
+FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive", "match")
 LEAGUES: tuple[str, ...] = ("swiss", "adaptive")  # tables chosen round by round, within a ``games`` budget
 TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
@@ -172,7 +172,7 @@ class Tournament:
             "seats": self.seats,
             "format": self.format,
         }
-        if self.format == "gauntlet":
+        if self.format in ("gauntlet", "match"):
             out["challengers"] = list(self.challengers)
         if self.games is not None:
             out["games"] = self.games
@@ -720,7 +720,12 @@ class _Checker:
         """``format`` and, for a gauntlet, ``challengers``: bots of the file, leaving enough others to fill a table."""
         fmt = self.string(data, "format", (), default="round_robin", choices=FORMATS)
         raw = data.get("challengers", _MISSING)
-        if fmt != "gauntlet":
+        if fmt == "match" and (not isinstance(raw, list) or len(raw) != 2 or bots is None or seats is None
+                               or len(bots) != seats + 1):
+            # arena.tournament.schedule: A and B take turns in the same seat against the same seats - 1 others
+            self.err(("format",), "a match needs challengers = [A, B] and exactly seats - 1 other bots")
+            return None, ()
+        if fmt not in ("gauntlet", "match"):
             if raw is not _MISSING and fmt is not None:
                 self.err(("challengers",), 'only a gauntlet has challengers; add format = "gauntlet" or remove it')
             return fmt, ()

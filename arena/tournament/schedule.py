@@ -78,9 +78,32 @@ class ScheduleSource(Protocol):
     def twin_suits(self) -> str: ...
 
 
-ROUND_ROBIN, GAUNTLET = "round_robin", "gauntlet"
+ROUND_ROBIN, GAUNTLET, MATCH = "round_robin", "gauntlet", "match"
 LEAGUES = ("swiss", "adaptive")
 RoundTables = Sequence[tuple[str, ...]]
+
+
+def is_match(t: ScheduleSource) -> bool:
+    """``arena match --opponents``: one table (A, B and the others); set j is A's game then B's twin.
+
+    Game ``2 j + h`` deals set j; ``h = 0`` seats A, ``h = 1`` seats B, in seat ``j % seats``, the
+    others in the remaining seats in file order from the next seat on: the same seats, opponents and
+    deal for both, which is the duplicate pair ``arena.tournament.match`` compares.
+    """
+    return getattr(t, "format", ROUND_ROBIN) == MATCH
+
+
+def _match_spec(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
+    deal_set, half = divmod(index, 2)
+    bots, k = t.bot_names, t.seats
+    seat = deal_set % k
+    seats = [""] * k
+    seats[seat] = bots[half]
+    for i, other in enumerate(bots[2:]):
+        seats[(seat + 1 + i) % k] = other
+    return GameSpec(index=index, table=0, bots=bots, set=deal_set, seating=half, seats=tuple(seats),
+                    deal_seed=deal_seed(key, 0, deal_set), game_id=game_id(key, index),
+                    suit_map=suit_map_of(key, 0, deal_set, half) if t.twin_suits == "permute" else None)
 
 
 def is_league(t: ScheduleSource) -> bool:
@@ -231,6 +254,8 @@ def full_table_count(t: ScheduleSource) -> int:
     """Tables of the whole format, before ``max_tables``."""
     if is_league(t):
         return rounds(t) * tables_per_round(t)
+    if is_match(t):
+        return 1
     g = _gauntlet(t)
     if g is None:
         return math.comb(len(t.bot_names), t.seats)
@@ -252,6 +277,8 @@ def table_at(t: ScheduleSource, table: int, round_tables: RoundTables | None = N
         if round_tables is None:
             raise ValueError("a league's tables come from the games before their round: pass round_tables")
         return tuple(round_tables[table % tables_per_round(t)])
+    if is_match(t):
+        return t.bot_names
     capped = t.max_tables is not None and t.max_tables < full_table_count(t)
     g = _gauntlet(t)
     if g is not None:
@@ -276,7 +303,7 @@ def _tables(t: ScheduleSource) -> Iterator[tuple[str, ...]]:
     n, k = len(t.bot_names), t.seats
     if is_league(t):
         raise ValueError("a league's tables are chosen round by round from the journal; use game_at")
-    if _gauntlet(t) is not None:
+    if _gauntlet(t) is not None or is_match(t):
         for table in range(table_count(t)):
             yield table_at(t, table)
         return
@@ -313,7 +340,7 @@ def suit_map_of(key: bytes, table: int, deal_set: int, seating: int) -> SuitMap:
 
 
 def games_per_table(t: ScheduleSource) -> int:
-    return t.deal_sets * len(seatings(t.seats, t.seating))
+    return t.deal_sets * _per_set(t)
 
 
 def total_games(t: ScheduleSource) -> int:
@@ -327,7 +354,7 @@ def _tables_of(t: ScheduleSource) -> tuple[tuple[str, ...], ...]:
 
 
 def _per_set(t: ScheduleSource) -> int:
-    return len(seatings(t.seats, t.seating))
+    return 2 if is_match(t) else len(seatings(t.seats, t.seating))
 
 
 def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
@@ -350,6 +377,8 @@ def game_at(t: ScheduleSource, index: int, key: bytes, round_tables: RoundTables
     perms = seatings(t.seats, t.seating)
     if getattr(t, "history", ()):
         return _grown_spec(t, index, key)
+    if is_match(t):
+        return _match_spec(t, index, key)
     rest, seating = divmod(index, len(perms))
     table, deal_set = divmod(rest, t.deal_sets)
     return _spec(key, index, table, table_at(t, table, round_tables), deal_set, seating, perms[seating],
@@ -391,7 +420,7 @@ def _grown_spec(t: ScheduleSource, index: int, key: bytes) -> GameSpec:
 
 def iter_games(t: ScheduleSource, key: bytes) -> Iterator[GameSpec]:
     """Every game in index order, lazily; deal seeds and ids under ``key``."""
-    if getattr(t, "history", ()):
+    if getattr(t, "history", ()) or is_match(t):
         yield from (game_at(t, i, key) for i in range(total_games(t)))
         return
     perms = seatings(t.seats, t.seating)

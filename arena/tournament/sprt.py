@@ -66,7 +66,7 @@ def pair_outcome(a_first: float, a_second: float) -> int:
     return round(2 * (a_first + a_second))
 
 
-def _mle(phat: np.ndarray, s: float) -> np.ndarray:
+def _mle(phat: np.ndarray, s: float, support: np.ndarray = PAIR_SCORES) -> np.ndarray:
     """The most likely distribution over PAIR_SCORES with mean ``s``, given frequencies ``phat`` (rows).
 
     Newton's method on theta inside the bracket where every probability stays
@@ -74,7 +74,7 @@ def _mle(phat: np.ndarray, s: float) -> np.ndarray:
     instead, so a root next to a pole (a lopsided sample) is reached in a few
     steps rather than by halving.
     """
-    c = PAIR_SCORES - s                                   # a_i - s: negative below s, positive above
+    c = support - s                                       # a_i - s: negative below s, positive above
     lo = np.full(phat.shape[:-1], -1.0 / c[-1])           # poles of the last and the first term
     hi = np.full(phat.shape[:-1], -1.0 / c[0])
     theta = np.zeros(phat.shape[:-1])
@@ -96,19 +96,26 @@ def _mle(phat: np.ndarray, s: float) -> np.ndarray:
     return p
 
 
+def support_of(outcomes: int) -> np.ndarray:
+    """The pair scores (per game, 0 to 1 in equal steps) of a placing test with ``outcomes`` values."""
+    return np.linspace(0.0, 1.0, outcomes)
+
+
 def llr(counts: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float | np.ndarray:
     """Log-likelihood ratio of H1 (elo1) over H0 (elo0) for pentanomial ``counts`` [LL, LD, WL+DD, WD, WW].
 
-    ``counts`` may have leading axes (many tests at once); no pairs at all give 0.
+    ``counts`` may have leading axes (many tests at once); no pairs at all give 0.  At a k-seat table
+    the counts have ``4 (k - 1) + 1`` values (``support_of``): the pair's placing score in equal steps.
     """
     n = np.asarray(counts, dtype=float)
-    if n.shape[-1] != OUTCOMES:
+    if n.shape[-1] < 5 or (n.shape[-1] - 1) % 4:
         raise ValueError(f"expected {OUTCOMES} pentanomial counts, got shape {n.shape}")
+    support = support_of(n.shape[-1])
     reg = np.where(n > 0, n, REGULARIZE)
     total = reg.sum(axis=-1)
     phat = reg / total[..., None]
-    p0 = _mle(phat, score_of_elo(elo0))
-    p1 = _mle(phat, score_of_elo(elo1))
+    p0 = _mle(phat, score_of_elo(elo0), support)
+    p1 = _mle(phat, score_of_elo(elo1), support)
     out = total * (phat * (np.log(p1) - np.log(p0))).sum(axis=-1)
     out = np.where(n.sum(axis=-1) > 0, out, 0.0)
     return float(out) if out.ndim == 0 else out
@@ -129,11 +136,12 @@ class Estimate:
 def estimate(counts: Sequence[int]) -> Estimate:
     """Elo of A over B from pentanomial counts, the interval from the pair scores' variance."""
     n = np.asarray(counts, dtype=float)
+    support = support_of(len(n))
     pairs = int(n.sum())
     if pairs == 0:
         return Estimate(0, 0.5, 0.0, None, None, None)
-    mean = float((n * PAIR_SCORES).sum() / pairs)
-    var = float((n * (PAIR_SCORES - mean) ** 2).sum() / pairs)
+    mean = float((n * support).sum() / pairs)
+    var = float((n * (support - mean) ** 2).sum() / pairs)
     se = math.sqrt(var / pairs)
     elo = elo_of_score(mean) + 0.0  # no -0.0
     if se == 0:  # every pair ended alike: no spread to make an interval of
@@ -182,3 +190,80 @@ class Sprt:
         if value <= self.lower:
             return H0
         return None
+
+
+# -- the margin test: a GSPRT in normalized Elo on the pair's bounded score difference -------------
+#
+# A pair's score difference d is bot A's margin in its game minus bot B's in its twin (same deal, same
+# seat, same opponents).  Scores are heavy-tailed (one big hand swings a game), so d is made bounded
+# and robust before it is tested: x = clip(d / (CLIP * median |d|), -1, 1), the median over the
+# pairs so far (a symmetric function of them, so the order in which pairs finish does not matter);
+# x = sign(d) while the median is 0.  The test is on the normalized effect delta = E[x] / sd(x), the
+# quantity Fishtest's "normalized Elo" measures: nElo = delta * NELO_PER_DELTA, which is logistic Elo
+# for independent games without draws.  Being scale-free, the pairs a test needs depend only on the
+# nElo difference, never on the variant's point scale or on how often the deal decides.
+# LLR = n (delta1 - delta0) (2 delta_hat - delta0 - delta1) / 2 (the normal GSPRT with the plug-in
+# variance); delta_hat counts two pseudo-pairs at +1 and -1 so that a few pairs alike prove nothing.
+
+NELO_PER_DELTA = 800.0 / (math.sqrt(2.0) * math.log(10.0))   # nElo of a normalized per-pair effect of 1
+CLIP = 3.0                                                     # x saturates at CLIP median absolute d
+
+
+def delta_of_nelo(nelo: float) -> float:
+    return nelo / NELO_PER_DELTA
+
+
+def nelo_of_delta(delta: float) -> float:
+    return delta * NELO_PER_DELTA
+
+
+def pair_values(diffs: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The bounded outcome x in [-1, 1] of each pair score difference (last axis: the pairs so far)."""
+    d = np.asarray(diffs, dtype=float)
+    if d.shape[-1] == 0:
+        return d
+    scale = CLIP * np.median(np.abs(d), axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x: np.ndarray = np.where(scale > 0, np.clip(d / scale, -1.0, 1.0), np.sign(d))
+    return x
+
+
+def normalized(diffs: Sequence[float] | np.ndarray) -> tuple[int, np.ndarray]:
+    """(pairs, delta_hat): the estimated normalized effect of the pairs' differences (leading axes kept)."""
+    x = pair_values(diffs)
+    n = x.shape[-1]
+    mean = x.sum(axis=-1) / (n + 2)
+    var = ((x * x).sum(axis=-1) + 2.0) / (n + 2) - mean * mean
+    return n, mean / np.sqrt(var)
+
+
+def margin_llr(diffs: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float | np.ndarray:
+    """The margin test's log-likelihood ratio of H1 (elo1 nElo) over H0 (elo0 nElo); 0 without pairs."""
+    n, dhat = normalized(diffs)
+    d0, d1 = delta_of_nelo(elo0), delta_of_nelo(elo1)
+    out = n * (d1 - d0) * (2.0 * dhat - d0 - d1) / 2.0
+    return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True)
+class MarginEstimate:
+    """The naive normalized-Elo estimate of the pairs (biased after a sequential stop: see poststop)."""
+
+    pairs: int
+    nelo: float
+    low: float | None     # naive 95% interval; None before two pairs
+    high: float | None
+    mean_diff: float      # mean raw score difference per pair (A minus B), in the variant's points
+    drift: float          # delta_hat, the per-pair normalized effect
+
+
+def margin_estimate(diffs: Sequence[float]) -> MarginEstimate:
+    d = np.asarray(diffs, dtype=float)
+    n, dhat = normalized(d)
+    delta = float(dhat) if n else 0.0
+    mean_diff = float(d.mean()) if n else 0.0
+    if n < 2:
+        return MarginEstimate(n, nelo_of_delta(delta), None, None, mean_diff, delta)
+    half = Z95 * math.sqrt((1.0 + delta * delta / 2.0) / n)   # the standard error of a t-ratio
+    return MarginEstimate(n, nelo_of_delta(delta), nelo_of_delta(delta - half), nelo_of_delta(delta + half),
+                          mean_diff, delta)
