@@ -6,7 +6,9 @@ order, ladder points and whether lower scores are better) and returns a
 ``Standings`` value; ``render(folder, fmt, wide)`` formats it as ``table`` (rich),
 ``md``, ``csv`` (the per-bot table only) or ``json`` (everything).
 
-Columns: Rank, Bot, Rating, ±95%, Games, 1st%, Avg place, Avg score (final
+Columns: Rank, Bot, Rating (``ratings.rating_fit``: ``> 1714`` / ``< 1361`` for
+a bot that never lost / never won, a 95% bound; ``?`` after a provisional
+bot's), ±95%, Games, 1st%, Avg place, Avg score (final
 total), Margin ±CI (own total minus the mean of the table opponents' totals,
 sign flipped under penalty scoring so positive is always better), Points (only
 with ``ladder_points``), then one column per failure kind that occurred.  The
@@ -16,25 +18,40 @@ every column and the crosstable.
 
 Pair (row, column): W-L-D counts the games where both sat at the same table by
 placing (row placed higher, lower, or the same; heads-up that is who came
-first), LOS is the likelihood that row is the stronger from W and L
-(``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``), and the margin is the mean
+first), LOS is the likelihood that row is the stronger from the per-deal-set
+sums of its wins minus losses (``los``: the exact sign-flip test up to 12
+deal-sets, the t test beyond; the deal-sets are the independent units), and
+the margin is the mean
 score margin of row over column.  Margin intervals are 95% normal intervals
 with standard errors clustered by deal-set (games of one duplicate set are not
 independent).
 
-Leagues (``format = "swiss"`` or ``"adaptive"``): the ratings are the league
-fit (``ratings.league_fit``: MAP by Newton's method), and a Settled column
-gives, for each bot, the chance that it is truly ahead of the next bot in the
-order (the fit's normal posterior, covariance included:
-``matchmaking.settled``); csv and json carry it as ``settled``.  The other formats' output has neither.
+Order: established bots first, then provisional ones (fewer than 10 games or 5
+deal-sets: a 2-game bot never outranks a 40-game one on luck); within each, the
+bots that never lost, then the rated ones by rating, then those that never won.
+A run in progress says so: the title reads ``41 of 180 games`` and a note says
+the run is not complete.
+
+Leagues (``format = "swiss"`` or ``"adaptive"``): an SoS column (strength of
+schedule: the mean rating of the opponents a bot met, game by game) beside
+1st%, Place and Margin, which depend on those opponents (a note says so), and
+a Settled column giving, for each bot, the chance that it is truly ahead of the
+next bot in the order (the league fit's normal posterior, covariance included:
+``ratings.league_fit``, ``matchmaking.settled``); csv and json carry them as
+``sos`` and ``settled``.  The other formats' output has neither.
+
+Seat advantage (json ``seat_advantage``, and the report): per table size, each
+seat's win rate and mean placing, and those of the player who played first (as
+the rules engine deals it), with 95% intervals clustered by deal-set.
 
 Nothing is shown as more certain than it is: an interval over fewer than 2
 deal-sets, or over values without spread, is not shown ("-"); games a bot
 forfeited are left out of its score margins (a forfeit freezes its score, so
 its margin would say when it failed, not how it played; a pair where one side
 forfeited every game shows "-", and its W-L-D says who won); and adjacent bots
-whose 95% rating intervals overlap get a note that they are within noise of
-each other.
+that ``NOISE_TEST`` (a two-sided t test at 5% on their rating difference, with
+the deal-set-clustered covariance) does not separate get a note that they are
+within noise of each other, naming the test.
 
 Only journal lines that verify under the folder's secret key, with an index in
 the schedule and the first result of their game, are counted; any other line
