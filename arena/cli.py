@@ -889,7 +889,7 @@ def run(
     if live is not None and (path := live.finish()) is not None:
         typer.echo(f"report: {path}", err=True)
     for why in summary.set_aside:
-        typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+        typer.echo(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}", err=True)
     for why in summary.accepted:
         typer.echo(f"warning: {why}; played as it is now (--accept-changed), its new fingerprint recorded", err=True)
     if summary.interrupted:
@@ -920,6 +920,9 @@ def _done_count(folder: Path) -> int:
         return 0  # the run itself says what is wrong with the folder (or its key file)
 
 
+SET_ASIDE = "set aside in journal.rejected.jsonl: "  # said once per bad line (the standings' notes carry it too)
+
+
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
     The table comes with a legend of its columns; the wait for the ratings' bootstrap is announced."""
@@ -929,7 +932,7 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = F
     with _reading_results(folder, f"arena standings {_shown_path(folder)}"):
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
     for why in st.set_aside:
-        typer.echo(f"warning: set aside in journal.rejected.jsonl: {why}", err=True)
+        typer.echo(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}", err=True)
     text = standings.render_standings(st, fmt, wide)
     return text + _legend(text) if fmt == "table" else text
 

@@ -196,6 +196,14 @@ command = "random"
     again = arena("standings", "results/first", cwd=tmp_path)
     assert again.returncode == 0 and "\nColumns. " in again.stdout and "LOS:" in again.stdout
     assert "Columns." not in arena("standings", "results/first", "--format", "csv", cwd=tmp_path).stdout
+    journal = tmp_path / "results" / "first" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    lines[1] = lines[1].replace('"placings":[', '"placings":[7,', 1)  # a line that no longer verifies
+    journal.write_text("\n".join(lines) + "\n")
+    dropped = arena("standings", "results/first", "--drop-bad-lines", cwd=tmp_path)
+    assert dropped.returncode == 0, dropped.stderr
+    warned = [line for line in dropped.stderr.splitlines() if "set aside" in line]
+    assert len(warned) == 1 and warned[0].count("set aside in journal.rejected.jsonl") == 1, warned
 
 
 def test_the_bar_says_what_the_start_up_check_does_until_the_first_game():

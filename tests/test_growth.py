@@ -53,7 +53,7 @@ def test_grown_schedule_keeps_every_old_game_and_adds_exactly_the_new_ones(seats
     assert total_games(grown) == total_games(fresh)
     assert sorted(map(_identity, new_games), key=repr) == sorted(map(_identity, iter_games(fresh, KEY)), key=repr)
     # Duplicate play still holds in the new block: one deal seed per (table, set), shared by its seatings,
-    # never one of another set; table numbers never reused across blocks.
+    # never one of another set; a table number is one table (the same bots) in every block.
     seeds: dict[tuple[int, int], set[int]] = {}
     for g in new_games:
         seeds.setdefault((g.table, g.set), set()).add(g.deal_seed)
@@ -64,6 +64,21 @@ def test_grown_schedule_keeps_every_old_game_and_adds_exactly_the_new_ones(seats
         assert tables.setdefault(g.table, frozenset(g.bots)) == frozenset(g.bots)
     assert len({g.game_id for g in new_games}) == len(new_games)
     assert list(iter_games(grown, KEY)) == new_games
+
+
+@pytest.mark.parametrize("before,after", [
+    ((("a", "b", "c"), 1), (("a", "b", "c"), 3)),          # more deal-sets: every table keeps its number
+    ((("a", "b", "c"), 2), (("a", "b", "x", "c"), 3)),     # a bot added in the middle: new tables, new numbers
+])
+def test_a_table_keeps_its_number_when_the_tournament_grows(before, after):
+    old = T(before[0], 2, before[1])
+    grown = T(after[0], 2, after[1], history=(Generation(*before),))
+    number = {frozenset(g.bots): g.table for g in iter_games(old, KEY)}
+    games = [game_at(grown, i, KEY) for i in range(total_games(grown))]
+    for g in games:  # the table of the same bots is the same table, whatever block its new deal-sets are in
+        assert number.setdefault(frozenset(g.bots), g.table) == g.table, (g.bots, g.table, number)
+    assert len(set(number.values())) == len(number)  # and no two tables share a number
+    assert sorted(number.values()) == list(range(len(number)))  # new tables numbered after the old ones
 
 
 def test_growing_twice_stacks_generations():

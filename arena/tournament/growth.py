@@ -10,10 +10,12 @@ and the game indices are laid out in blocks, one per generation:
   generation g (in its own order), the deal-sets from the most an earlier generation gave that table
   (0 for a table with a new bot) up to generation g's ``deal_sets``, each under every seating.
 
-So indices already journaled keep their meaning, and ``--resume`` plays the new blocks.  A game of
-block g > 0 gets a table number after every earlier generation's (unique across the folder, which is
-what groups duplicate deal-sets in the ratings) and a deal seed derived from the key and
-(generation, table, set), shared by the set's seatings as in any duplicate set.
+So indices already journaled keep their meaning, and ``--resume`` plays the new blocks.  A table keeps
+its number across generations: the new deal-sets of a table whose bots sat together before carry that
+table's number (their set numbers are new), and only a table with a new combination of bots gets a
+number after every number used so far; so (table, set) stays unique across the folder, which is what
+groups duplicate deal-sets in the ratings.  A game of block g > 0 gets a deal seed derived from the key
+and (generation, table, set), shared by the set's seatings as in any duplicate set.
 
 Only a round robin or gauntlet without ``max_tables`` grows (a capped subset is a seeded sample that a
 larger field would draw differently); ``growth_problem`` says why a change is not growth.
@@ -68,7 +70,7 @@ class _Block:
     tables: tuple[tuple[int, int], ...]  # (table in its generation, first deal-set new in it)
     starts: tuple[int, ...]              # first game of each of those tables within the block
     games: int
-    table_offset: int                    # table numbers of this generation start here
+    numbers: tuple[int, ...]             # the folder-wide number of each of those tables
 
 
 Tables = Callable[[Any], Sequence[tuple[str, ...]]]
@@ -82,23 +84,29 @@ PerSet = Callable[[Any], int]
 def _blocks(gens: tuple[_Source, ...], tables_of: Tables, per_set_of: PerSet) -> tuple[_Block, ...]:
     blocks: list[_Block] = []
     covered: dict[frozenset[str], int] = {}  # deal-sets an earlier generation gave a table of these bots
-    offset = 0
+    number: dict[frozenset[str], int] = {}   # the folder-wide number of the table of these bots
+    next_free = 0
     for g, src in enumerate(gens):
         per_set = per_set_of(src)
         tables: list[tuple[int, int]] = []
         starts: list[int] = []
+        numbers: list[int] = []
         games = 0
-        every = tables_of(src)
-        for i, names in enumerate(every):
+        for i, names in enumerate(tables_of(src)):
             bots = frozenset(names)
             first = covered.get(bots, 0) if g else 0
+            if g == 0:  # numbered as it always was
+                number.setdefault(bots, i)
+                next_free = i + 1
+            elif bots not in number:
+                number[bots], next_free = next_free, next_free + 1
             if first < src.deal_sets:
                 tables.append((i, first))
                 starts.append(games)
+                numbers.append(i if g == 0 else number[bots])
                 games += (src.deal_sets - first) * per_set
             covered[bots] = max(covered.get(bots, 0), src.deal_sets)
-        blocks.append(_Block(tuple(tables), tuple(starts), games, offset))
-        offset += len(every)
+        blocks.append(_Block(tuple(tables), tuple(starts), games, tuple(numbers)))
     return tuple(blocks)
 
 
@@ -117,7 +125,7 @@ def locate(t: Any, index: int, tables_of: Tables, per_set_of: PerSet) -> tuple[i
             at = bisect.bisect_right(block.starts, rest) - 1
             table, first = block.tables[at]
             sets, seating = divmod(rest - block.starts[at], per_set_of(src))
-            return g, src, table, block.table_offset + table, first + sets, seating
+            return g, src, table, block.numbers[at], first + sets, seating
         rest -= block.games
     raise IndexError(f"game index {index} out of range 0..{total_games(t, tables_of, per_set_of) - 1}")
 
