@@ -62,7 +62,7 @@ def env_rate(variant: str, players: int, steps: int, seed: int = 0) -> dict[str,
 def openspiel_rate(steps: int, tensor: bool, seed: int = 0) -> dict[str, float] | None:
     """OpenSpiel gin_rummy, uniform random legal actions; None if open-spiel is not installed."""
     try:
-        import pyspiel  # type: ignore[import-not-found]
+        import pyspiel
     except ImportError:
         return None
     game = pyspiel.load_game("gin_rummy")

@@ -28,7 +28,7 @@ def placing_reward(placing: int, players: int) -> float:
     return 1.0 - 2.0 * (placing - 1) / (players - 1)
 
 
-class RummyEnv(AECEnv):  # type: ignore[misc]
+class RummyEnv(AECEnv):
     metadata: ClassVar[dict[str, Any]] = {"name": "rummy_arena_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(self, variant: str = "basic", players: int = 2, reward: str = "placing",

@@ -9,7 +9,7 @@ does not allow ends the episode with reward -1 and ``info["illegal"]`` (what Pet
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -19,8 +19,7 @@ from arena.policies import Policy, make_policy
 from arena.rules.game import Phase
 
 
-class SingleAgentEnv(gymnasium.Env):  # type: ignore[misc]
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, variant: str = "basic", players: int = 2, seat: int = 0,
                  opponents: str | list[str] = "greedy", reward: str = "placing",
@@ -35,6 +34,7 @@ class SingleAgentEnv(gymnasium.Env):  # type: ignore[misc]
         self.observation_space = self.aec.observation_space(self.agent)
         self.action_space = self.aec.action_space(self.agent)
         self.render_mode = render_mode
+        self.metadata = {"render_modes": ["ansi"]}
         self._opponents: list[Policy | None] = []
 
     def _advance(self) -> float:
