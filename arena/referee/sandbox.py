@@ -8,18 +8,27 @@ A sandboxed bot (with its gate) gets:
   all of them;
 - no network (its own, empty network namespace with a loopback), so its only
   channel is the gate's socket inside the sandbox;
-- a file system built from a short list, all read-only: the system folders
-  (``/usr``, ``/etc`` and the usual links to them), the folders on its
-  ``PATH`` and the Python it runs under, its own folder (``cwd``) and the
-  folders of the programs named on its command line, and the client library;
-  a private ``/tmp`` and ``/dev/shm``, its own ``/proc``, a minimal ``/dev``.
+- a file system built from trusted inputs only, all read-only: the system
+  folders (``/usr``, ``/etc`` and the usual links to them), the folders on
+  *our* ``PATH`` and the Python we run under, the bot's own folders (the
+  caller decides which: ``arena.referee.launch._bot_folders``) or single
+  program files, and the client library; a private ``/tmp`` and ``/dev/shm``,
+  its own ``/proc`` (``/proc/sys`` read-only), a minimal ``/dev``, no ``/sys``.
+  No word of a bot's command line and no variable of its ``env`` widens it.
   Nothing else of the machine exists inside: not the results folder, not the
   logs, not other folders of the user;
 - a short environment (``environment``): no variable of the referee's own
-  beyond what locating programs and the locale need;
+  beyond what locating programs and the locale need; the bot's own ``env``
+  is set inside only (``--setenv``), never in the launcher's environment;
 - no privilege: an unprivileged user in a user namespace of its own, every
   capability dropped, no further user namespaces (so no mount can be undone
-  or changed from inside), ``/tmp`` and ``/dev/shm`` capped in size.
+  or changed from inside), ``/tmp`` and ``/dev/shm`` capped in size; as root,
+  that user is a host user of its own (``identity``), not root: a first
+  bubblewrap of root's builds the view, ``setpriv`` drops to the seat's user
+  and the sandbox proper runs in that view.
+
+``odd_file()`` finds a named pipe, socket or device in a bot's folder (which
+would hang whoever reads the folder).
 
 ``problem()`` says in one sentence why the sandbox cannot start on this
 machine (no bwrap, no user namespaces), or None when it can.
