@@ -12,8 +12,9 @@ no process owns such as memfd, tmpfs and socket buffers, threads):
 - tasks: ``pids.max`` (``limits.processes`` plus ``INFRA_TASKS``); a refused fork is counted;
 - an equal CPU share per compartment (``cpu.shares`` / ``cpu.weight`` the same for every one).
 
-Compartments live under ``arena-<REFEREE>/`` inside the referee's own cgroup of each hierarchy
-(so a limit the host puts on the referee still binds its bots).  cgroup v2 is used where the
+Compartments are groups ``arena-<REFEREE>-<BOT>`` inside the referee's own cgroup of each
+hierarchy (so a limit the host puts on the referee still binds its bots), side by side with
+it: each weighs as much as one process of the referee's (or, before, one session of a bot).  cgroup v2 is used where the
 referee's cgroup lets its children have the cpu, memory and pids controllers, else the v1
 hierarchies (``/sys/fs/cgroup/{cpu,cpuacct,memory,pids}``); the choice is made once per process.
 Where a controller cannot be used (not root, no writable hierarchy), ``missing()`` names what the
@@ -49,9 +50,9 @@ class Layout:
     version: int  # 1 or 2
     bases: dict[str, Path]  # controller -> the folder compartments' groups are made under
 
-    def parents(self, referee: str) -> list[Path]:
-        """The referee's group folders (one per distinct hierarchy), which hold its compartments."""
-        return sorted({base / f"arena-{referee}" for base in self.bases.values()})
+    def prefixes(self, referee: str) -> list[str]:
+        """What the referee's compartments' group folders start with (one per distinct hierarchy)."""
+        return sorted({f"{base}/arena-{referee}-" for base in self.bases.values()})
 
 
 def _own_paths() -> dict[str, str]:
@@ -186,9 +187,9 @@ class Compartment:
         self.version = lay.version if lay is not None else 1
         self.dirs: dict[str, Path] = {}
         for c, base in (lay.bases.items() if lay is not None else ()):
-            folder = base / f"arena-{referee}" / name
+            folder = base / f"arena-{referee}-{name}"
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                folder.mkdir(exist_ok=True)
             except OSError:
                 continue
             self.dirs[c] = folder
@@ -319,16 +320,14 @@ class Compartment:
         return not left
 
 
-def remove_parents(referee: str) -> None:
-    """Remove the referee's group folders (at its end; its compartments' groups are gone by then)."""
+def remove_left(referee: str) -> None:
+    """Remove what is left of the referee's compartments' groups (at its end; normally none)."""
+    import glob
+
     lay = layout()
-    for parent in lay.parents(referee) if lay is not None else ():
-        for child in parent.glob("*/"):
+    for prefix in lay.prefixes(referee) if lay is not None else ():
+        for folder in glob.glob(glob.escape(prefix) + "*/"):
             try:
-                child.rmdir()
+                os.rmdir(folder)
             except OSError:
                 pass
-        try:
-            parent.rmdir()
-        except OSError:
-            pass

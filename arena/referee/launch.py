@@ -130,7 +130,7 @@ def _at_exit() -> None:
     kill_all()
     _kill_adopted()
     if _referee_id and _installed_in == os.getpid():
-        cgroups.remove_parents(_referee_id)
+        cgroups.remove_left(_referee_id)
 
 
 def _kill_adopted() -> None:
@@ -192,7 +192,7 @@ def _start_undertaker(referee_id: str) -> None:
     read_end, write_end = os.pipe()  # not inheritable: no bot gets the write end
     folders = os.path.join(tempfile.gettempdir(), _private_prefix(referee_id))
     lay = cgroups.layout()
-    groups = [str(p) for p in lay.parents(referee_id)] if lay is not None else []
+    groups = lay.prefixes(referee_id) if lay is not None else []
     try:
         undertaker = subprocess.Popen(
             [sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders, *groups], stdin=read_end,

@@ -13,10 +13,10 @@ exits or is killed.  The undertaker then kills every process whose
 environment holds ``KEY=VALUE`` (the referee's own marker, which every bot and
 bwrap process it starts carries) and scans again until none is left.  Then it
 removes the folders whose path starts with ``PREFIX`` (the referee's private
-folders for gates' sockets, named after its marker).  Each ``GROUP`` is the
-referee's cgroup folder of one hierarchy (``arena/referee/cgroups.py``): every
-process still in a compartment's group below it is killed (also one that
-dropped the marker), then the groups are removed.
+folders for gates' sockets, named after its marker).  Each ``GROUP`` is what
+the referee's compartments' cgroup folders of one hierarchy start with
+(``arena/referee/cgroups.py``): every process still in one is killed (also one
+that dropped the marker), then the groups are removed.
 
 Only the standard library is imported, so it starts in milliseconds.
 
@@ -53,10 +53,10 @@ def marked(entry: bytes) -> list[int]:
 
 
 def grouped(groups: list[str]) -> list[int]:
-    """The pids in the compartments' cgroups below each of ``groups``."""
+    """The pids in the compartments' cgroups whose folders start with one of ``groups``."""
     found = []
     for group in groups:
-        for procs in glob.glob(os.path.join(glob.escape(group), "*", "cgroup.procs")):
+        for procs in glob.glob(glob.escape(group) + "*/cgroup.procs"):
             try:
                 with open(procs) as f:
                     found += [int(x) for x in f.read().split()]
@@ -66,11 +66,11 @@ def grouped(groups: list[str]) -> list[int]:
 
 
 def remove_groups(groups: list[str], deadline: float) -> bool:
-    """Remove the compartments' groups and then each of ``groups``; True once all are gone."""
+    """Remove the compartments' groups; True once all are gone."""
     while True:
         left = 0
         for group in groups:
-            for child in [*glob.glob(os.path.join(glob.escape(group), "*", "")), group]:
+            for child in glob.glob(glob.escape(group) + "*/"):
                 try:
                     os.rmdir(child)
                 except FileNotFoundError:
