@@ -108,7 +108,7 @@ def test_heads_up_wld_is_first_place_and_los_follows_wins_and_losses(tmp_path: P
     assert standings.los([1, 1, 1, -3]) == pytest.approx(1 - 9 / 16)
     assert standings.los([1, -1, 1, -1]) == standings.los([-1, 1, -1, 1]) == pytest.approx(1 - 11 / 16)
     table = standings.render_standings(st, "table")
-    assert f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
+    assert ab.los is not None and f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
 
 
 def test_a_pair_where_one_side_forfeited_every_game_shows_no_margin(tmp_path: Path) -> None:
@@ -255,7 +255,8 @@ def test_league_standings_show_strength_of_schedule_and_say_the_columns_depend_o
     for r in st.rows:  # the mean rating of the opponents at its tables, game by game
         opps = [rating[o] for e in entries if r.bot in e.seats for o in e.seats if o != r.bot]
         assert r.sos == pytest.approx(sum(opps) / len(opps))
-    assert st.rows[0].sos > st.rows[-1].sos  # who met whom differs: that is why 1st% is confounded
+    top, bottom = st.rows[0].sos, st.rows[-1].sos
+    assert top is not None and bottom is not None and top > bottom  # whom they met differs: 1st% is confounded
     text = standings.render_standings(st, "table")
     assert "SoS" in text and "depend on the opponents each bot met" in text
     assert max(len(line) for line in text.splitlines()) <= standings.WIDTH
