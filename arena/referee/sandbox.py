@@ -130,6 +130,10 @@ def program_folders(argv: list[str], workdir: Path, files: bool = False) -> list
             if not p.is_file():
                 continue
             real = p.resolve()
+            if p.is_symlink():  # an entrant's link names its target: only its own folder is shown
+                if files:
+                    continue
+                real = p.parent.resolve() / p.name
         except OSError:
             continue
         if any(real.is_relative_to(d) for d in (*SYSTEM_DIRS, "/proc", "/sys", "/dev")):
