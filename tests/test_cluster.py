@@ -114,6 +114,7 @@ def test_a_worker_killed_mid_run_loses_only_its_games_in_flight(cluster, small, 
             run.kill()
             run.wait()
     assert run.returncode == 0, stderr[-2000:]
+    assert "left the cluster mid-run; its games in flight are played again on another worker" in stderr, stderr
     counts = Counter(e["index"] for e in journal(out))
     assert sorted(counts) == list(range(SMALL_GAMES)) and set(counts.values()) == {1}, counts
     assert outcomes(out) == outcomes(local_run)

@@ -18,7 +18,8 @@ What a worker gets, and what it never gets:
 A worker keeps its bots alive across games: the plugin holds one ``BotHost``
 per task thread (a free list), so bot starts per game are as in a local run.
 A worker killed mid-game loses its games in flight; the scheduler hands them
-to another worker (Dask's own rescheduling); a game the scheduler gave up on
+to another worker (Dask's own rescheduling), and the coordinator says so on stderr
+(a worker that left, or joined, is noticed when the runner looks at the cluster, twice a second); a game the scheduler gave up on
 (``KilledWorker``) is submitted again under a new key, up to
 ``MAX_RESUBMITS`` times per run.  Whatever arrives, a game is journaled once
 (``finished``).  A bot a worker cannot start is the bot's failure (``host.start``
@@ -31,6 +32,7 @@ import io
 import os
 import queue
 import shutil
+import sys
 import tarfile
 import threading
 import time
@@ -53,6 +55,12 @@ PER_THREAD = 2          # games queued per worker thread: the one it plays and t
 MAX_RESUBMITS = 3       # games the scheduler gave up on (KilledWorker), submitted again, per run
 START_TOPIC = "arena-game-start"
 CONNECT_S = 10.0
+
+
+def _say(line: str) -> None:
+    """A notice on the coordinator's stderr, on a line of its own (after the progress bar's)."""
+    sys.stderr.write(("\n" if sys.stderr.isatty() else "") + line + "\n")
+    sys.stderr.flush()
 
 
 class ClusterError(RunError):
@@ -230,6 +238,8 @@ class DaskPool:
         self.journaled: set[int] = set()
         self.resubmits = 0
         self.window = PER_THREAD
+        self.workers: set[str] | None = None  # the cluster's workers when last looked at
+        self.announce = _say
         try:
             self.client.subscribe_topic(START_TOPIC, self._started)
             self.client.register_plugin(ArenaPlugin(self.plugin, t, uploads, str(out)), name=self.plugin)
@@ -240,8 +250,19 @@ class DaskPool:
 
     def _resize(self) -> None:
         info = self.client.scheduler_info()
-        threads = sum(w.get("nthreads", 1) for w in info.get("workers", {}).values())
+        workers = info.get("workers", {})
+        threads = sum(w.get("nthreads", 1) for w in workers.values())
         self.window = PER_THREAD * max(1, threads)
+        now = set(workers)
+        if self.workers is not None:
+            for gone in sorted(self.workers - now):
+                left = (f"{len(now)} worker(s) left" if now else
+                        "no worker is left: the run waits for one to join (Ctrl-C stops it; --resume goes on)")
+                self.announce(f"warning: the Dask worker {gone} left the cluster mid-run; its games in flight "
+                              f"are played again on another worker; {left}")
+            for joined in sorted(now - self.workers):
+                self.announce(f"a Dask worker joined: {joined} ({len(now)} worker(s))")
+        self.workers = now
 
     def _started(self, event: Any) -> None:
         _stamp, msg = event
