@@ -33,6 +33,7 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # three check-bot runs of every preset and a tournament: ~35 s unloaded
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
 def test_the_bot_passes_check_bot_and_its_readme_and_tournament_work(lang: str, tmp_path: Path, no_leaks):
     got = run([*ARENA, "new-bot", f"my-{lang}", "--lang", lang], tmp_path)
