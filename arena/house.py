@@ -11,8 +11,9 @@ are chosen by UCB1 over these samples, and the most tried move is played.
 Levels bound the samples per decision (``LEVELS``: deterministic for a given game and
 seat) and, above all, the CPU time (``time.process_time``): a rollout that would pass the
 budget stops and is not counted, so one decision costs at most its budget plus one
-engine step.  A bot behind the protocol also keeps under half its wall-clock decision
-limit (``HousePolicy.wall_s``), so a loaded machine cannot make it time out.
+engine step.  A bot behind the protocol also keeps under half the game's decision limit,
+in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a short limit nor a
+loaded machine makes it time out.
 Known gap: it forgets what the others took from the discard pile (the observation does
 not show it), so those cards are sampled as unseen.
 """
@@ -61,7 +62,8 @@ class HousePolicy:
         self.level = LEVELS[level] if isinstance(level, str) else level
         self.rng = random.Random(seed)
         self.greedy = GreedyPolicy(rules)
-        self.wall_s = math.inf  # set by a bot from its clock
+        self.wall_s = math.inf  # set by a bot from its clock: wall seconds a decision may take
+        self.cap_s = math.inf  # and CPU seconds, when the game's limit is below the level's budget
         self.last_samples = 0  # rollouts counted at the last search (tests, bench)
         self._deadline = (0.0, 0.0)
 
@@ -82,7 +84,8 @@ class HousePolicy:
     def _search(self, obs: Observation, moves: list[str] | list[Play]) -> str | Play:
         """Every move on the same samples (paired, so that the deal's luck cancels out); greedy's move
         (the first) unless another beats it by more than a standard error of the paired differences."""
-        self._deadline = (time.process_time() + self.level.budget_s, time.perf_counter() + min(self.wall_s, 1e9))
+        cpu = min(self.level.budget_s, self.cap_s)
+        self._deadline = (time.process_time() + cpu, time.perf_counter() + min(self.wall_s, 1e9))
         n = len(moves)
         diff, diff_sq = [0.0] * n, [0.0] * n  # sums of (value of move k - value of move 0)
         samples = 0

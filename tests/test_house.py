@@ -136,3 +136,20 @@ def test_house_easy_plays_in_arena_play_and_simulate(tmp_path):
     assert s.returncode == 0, s.stderr
     row = json.loads(s.stdout.splitlines()[0])
     assert sorted(row["placings"]) == [1, 2]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_house_hard_keeps_under_a_game_limit_below_its_budget(tmp_path):
+    """house-hard's own budget is 800 ms CPU; at --time-ms 100 (the CPU clock, which load does not stretch)
+    it must keep to half of the game's limit."""
+    record = tmp_path / "hh.jsonl"
+    p = subprocess.run([sys.executable, "-m", "arena", "play", "basic", "house-hard", "greedy", "--no-sandbox",
+                        "--time-ms", "100", "--clock", "cpu", "--seed", "5", "--record", str(record),
+                        "--rules", "target=20"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=100, start_new_session=True)
+    assert p.returncode == 0, p.stderr
+    entries = [json.loads(line) for line in record.read_text().splitlines()]
+    mine = [e for e in entries if e.get("seat") == 0 and e.get("e") in ("draw", "play")]
+    assert len(mine) > 10
+    assert not [e for e in entries if e.get("e") in ("failure", "forfeit")], "house-hard failed a decision"
