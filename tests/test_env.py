@@ -185,3 +185,25 @@ def test_single_agent_illegal_action_ends_the_episode():
     bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     _obs, r, done, _t, info = e.step(bad)
     assert done and r == -1.0 and info["illegal"]
+
+
+def test_wrapped_env_ends_the_game_on_an_illegal_action():
+    e = E.env("basic", players=2)
+    e.reset(seed=3)
+    obs, *_ = e.last()
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    culprit = e.agent_selection
+    e.step(bad)
+    assert all(e.terminations.values())
+    assert e.rewards[culprit] == -1
+
+
+@pytest.mark.slow
+def test_bench_env_times_the_env_and_openspiel():
+    from bench.env import env_rate, openspiel_rate
+
+    r = env_rate("basic", 2, 200)
+    assert r["steps"] >= 200 and r["steps_per_cpu_s"] > 0
+    spiel = openspiel_rate(200, tensor=True)
+    if spiel is not None:  # the bench extra; without it the bench says so instead of a figure
+        assert spiel["steps"] >= 200
