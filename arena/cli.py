@@ -925,10 +925,10 @@ SET_ASIDE = "set aside in journal.rejected.jsonl: "  # said once per bad line (t
 
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
-    The table comes with a legend of its columns; the wait for the ratings' bootstrap is announced."""
+    The table comes with a legend of its columns; the wait for the ratings is announced."""
     from arena.tournament import standings
 
-    typer.echo("computing the standings (ratings, and their intervals by bootstrap)...", err=True)
+    typer.echo("computing the standings (ratings and their intervals)...", err=True)
     with _reading_results(folder, f"arena standings {_shown_path(folder)}"):
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
     for why in st.set_aside:
@@ -939,7 +939,8 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = F
 
 # What each column of the standings table means, said under it (only the columns it shows).
 LEGEND = (
-    ("Rating", "strength on the Elo scale (mean 1500), fitted from every placing; ±95%: its 95% interval"),
+    ("Rating", "strength on the Elo scale (mean 1500), fitted from every placing (> or <: a 95% bound for a bot "
+               "that never lost or never won; ?: provisional, few games); ±95%: its 95% interval"),
     ("1st%", "share of games placed first"),
     ("Place", "mean placing (1 is first)"),
     ("Avg place", "mean placing (1 is first)"),
@@ -949,7 +950,8 @@ LEGEND = (
     ("Settled", "chance that the bot is truly ahead of the next one in the table"),
     ("Fails", "failures charged to the bot (timeouts, crashes, illegal moves, ...)"),
     ("W-L-D", "games both played at one table: the first placed higher, lower, the same"),
-    ("LOS", "likelihood of superiority: the chance that the first is the stronger, from W and L"),
+    ("LOS", "likelihood of superiority: the confidence that the first is the stronger, from its wins minus losses "
+            "in each deal-set"),
 )
 
 

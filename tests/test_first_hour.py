@@ -7,6 +7,7 @@ before its hello, the JavaScript sample without its packages, ...
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -68,8 +69,8 @@ def test_the_js_sample_without_its_packages_names_the_missing_module_and_npm_ci(
 
 
 def test_a_per_count_table_override_changes_only_the_counts_it_names():
-    from arena.cli import _rules
-    from arena.rules.options import resolve, rules_from_data
+    from arena.cli import _rules, _toml_value
+    from arena.rules.options import RulesError, resolve, rules_from_data
 
     basic = resolve("basic")
     eight = _rules("basic", ['hand_size={"2" = 8}'])  # README's own example
@@ -78,6 +79,12 @@ def test_a_per_count_table_override_changes_only_the_counts_it_names():
         assert eight.count_value("hand_size", n) == basic.count_value("hand_size", n)
     assert eight.to_data()["hand_size"] == {"2": 8, "3-4": 7, "5-6": 6}
     assert resolve("basic", {"hand_size": {"3-5": 6}}).to_data()["hand_size"] == {"2": 10, "3-5": 6, "6": 6}
+    for table, words in (('{"0-1" = 5}', "basic is played by 2 to 6 players, so this entry would change no game"),
+                         ('{"5-2" = 5}', 'the first player count is above the second; write "2-5"')):
+        with pytest.raises(SystemExit):
+            _rules("basic", [f"hand_size={table}"])
+        with pytest.raises(RulesError, match=re.escape(words)):
+            resolve("basic", {"hand_size": _toml_value(table)})
     # A record's rules read back as written: its table is the whole table, not laid over a preset.
     assert rules_from_data({**eight.to_data(), "players": [2, 4], "hand_size": {"2-4": 9}}).to_data()["hand_size"] == {"2-4": 9}
 
@@ -188,7 +195,7 @@ command = "random"
     err = ran.stderr.splitlines()
     check = err.index("starting each of the 2 bots once to check it says hello...")
     assert check < next(i for i, line in enumerate(err) if line.startswith("[1/"))
-    assert "computing the standings (ratings, and their intervals by bootstrap)..." in err
+    assert "computing the standings (ratings and their intervals)..." in err
     legend = ran.stdout.split("\nColumns. ", 1)[1]
     for column in ("Rating:", "Margin ±CI:", "LOS:", "Place:", "1st%:"):
         assert column in legend, column
