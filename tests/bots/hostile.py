@@ -24,6 +24,8 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
   memfd_hog     at its 2nd request holds 300 MiB in a memfd (memory no process maps)
   sock_hog      at its 2nd request holds 300 MiB in unread socket buffers
   data_fill     at its 2nd request writes 2 GiB into $ARENA_DATA, 64 MiB a file, going on past errors
+  fork_burst    at its 2nd request forks up to 200 sleeping children as fast as it can and says on
+                stderr how many it got ("forked N"), then replies
   junk          at every request first sends 40 messages of 1 MiB that answer nothing asked (stale and
                 out-of-turn replies), then its legal reply padded to 1 MiB
 """
@@ -336,6 +338,18 @@ def main() -> int:
         if mode == "kill_at_request":
             child = burner()  # burns while this bot decides (charged) and on, until the next request
             time.sleep(0.3)
+        if mode == "fork_burst" and requests == 2:
+            forked = 0
+            for _ in range(200):
+                try:
+                    if os.fork() == 0:
+                        time.sleep(60)
+                        os._exit(0)
+                except OSError:
+                    break
+                forked += 1
+            print(f"forked {forked}", file=sys.stderr, flush=True)
+            time.sleep(0.5)
         if mode == "junk":
             reply = junk_burst(sock, msg, reply)
         sock.send(reply)
