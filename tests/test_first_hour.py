@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import typer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +82,7 @@ def test_a_per_count_table_override_changes_only_the_counts_it_names():
     assert resolve("basic", {"hand_size": {"3-5": 6}}).to_data()["hand_size"] == {"2": 10, "3-5": 6, "6": 6}
     for table, words in (('{"0-1" = 5}', "basic is played by 2 to 6 players, so this entry would change no game"),
                          ('{"5-2" = 5}', 'the first player count is above the second; write "2-5"')):
-        with pytest.raises(SystemExit):
+        with pytest.raises(typer.Exit):
             _rules("basic", [f"hand_size={table}"])
         with pytest.raises(RulesError, match=re.escape(words)):
             resolve("basic", {"hand_size": _toml_value(table)})

@@ -65,6 +65,8 @@ def per_count(data: object, key: str) -> PerCount:
                     lo = hi = int(ks)
             except ValueError:
                 raise RulesError(f"{key}.{k}: expected a player count like \"2\", \"3-4\" or \"6+\"") from None
+            if lo > hi:
+                raise RulesError(f"{key}.{k}: the first player count is above the second; write \"{hi}-{lo}\"")
             if not isinstance(v, int) or isinstance(v, bool):
                 raise RulesError(f"{key}.{k}: expected a whole number, got {v!r}")
             out.append((lo, hi, v))
@@ -186,6 +188,11 @@ def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | No
         lo, hi = changes.get("players", rules.players)  # type: ignore[misc]
         for key, v in (overrides or {}).items():
             if key in PER_COUNT_OPTIONS and isinstance(v, dict):
+                for entry in v:
+                    a, b, _ = per_count({entry: 0}, key)[0]  # the player counts this entry names
+                    if b < lo or a > hi:
+                        raise RulesError(f"{key}.{entry}: {preset} is played by {lo} to {hi} players, so this entry "
+                                         "would change no game")
                 changes[key] = overlay(getattr(rules, key), changes[key], lo, hi)  # type: ignore[arg-type]
     if name is not None:
         changes["name"] = name
