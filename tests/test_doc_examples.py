@@ -157,7 +157,7 @@ def test_the_example_runs_and_prints_what_the_document_shows(ex: Example, sessio
         printed = json.loads(out)
         assert {k: printed.get(k) for k in shown[1]} == shown[1], out
     elif shown:
-        assert shown[1] in out, out
+        assert str(shown[1]) in out, out
     if ex.output:
         missing = shows(ex.output, out)
         assert missing is None, f"{ex.doc}:{ex.line}: the output lacks {missing!r}:\n{out[-3000:]}"

@@ -27,10 +27,11 @@ class MyBot(Bot):
         return "stock" if "stock" in obs.legal_draws else obs.legal_draws[0]
 
     def play(self, obs):
-        hand, actions = list(obs.hand), []
+        hand = list(obs.hand)
+        actions: list[dict] = []  # table actions, as in protocol/SPEC.md section 3.1
         most = self.rules.get("melds_per_turn") or len(hand)  # 0: no limit
         if obs.opening_requirement == 0 and not obs.must_go_out_to_meld:
-            by_rank = {}
+            by_rank: dict[str, dict[str, str]] = {}  # rank -> {suit: card}
             for c in hand:
                 if c != "JK":
                     by_rank.setdefault(c[0], {}).setdefault(c[1], c)  # one card per suit
