@@ -11,7 +11,10 @@ All in one run, each attack beside a control measured the same way:
    writes 5 MiB lines on stdio, beside a control game (goal: under the bound
    stated in the README, 10 MiB per seat);
 3. false timeouts of bots that compute for half of a 20 ms limit, at
-   concurrency 4 on this machine's cores, CPU clock (goal: 0 in 10,000 decisions).
+   concurrency 4 on this machine's cores, CPU clock (goal: 0 in 10,000 decisions);
+4. the referee's CPU per request of a bot that sends forty 1 MiB stale and
+   out-of-turn replies before each reply, beside its CPU per decision of an
+   honest game (goal: at most MAX_JUNK + 1 messages decoded per request).
 
 Run: ``python bench/flood.py [--quick]``.
 """
@@ -26,6 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -62,6 +66,13 @@ class PeakRss:
 def game(commands: list[str], clock: str, decision_ms: int, deals: int, seed: int,
          transports: dict[int, str] | None = None) -> tuple[list[dict[str, int]], int]:
     """Failures per seat and decisions of one game."""
+    res = played(commands, clock, decision_ms, deals, seed, transports)
+    return res.failures, res.decisions
+
+
+def played(commands: list[str], clock: str, decision_ms: int, deals: int, seed: int,
+           transports: dict[int, str] | None = None) -> Any:
+    """The result of one game."""
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
     from arena.rules.options import resolve
@@ -73,8 +84,23 @@ def game(commands: list[str], clock: str, decision_ms: int, deals: int, seed: in
                  for i, c in enumerate(commands)]
         for p in peers:
             host.start(p)
-        res = play_one(host, peers, resolve("basic", {"deals": deals}), seed, f"flood-{seed}", tc, FailurePolicy())
-    return res.failures, res.decisions
+        return play_one(host, peers, resolve("basic", {"deals": deals}), seed, f"flood-{seed}", tc, FailurePolicy())
+
+
+def junk_figures() -> dict[str, float]:
+    """The referee's CPU (this process's) per honest decision, and per request of the junk flooder."""
+    spent = time.process_time()
+    honest = played(["greedy", "greedy"], "cpu", 1000, 1, 46)
+    honest_ms = (time.process_time() - spent) * 1000 / honest.decisions
+    spent = time.process_time()
+    junk = played([f"{HOSTILE} junk", "greedy"], "cpu", 1000, 1, 46)
+    spent_ms = (time.process_time() - spent) * 1000
+    fails = junk.failures[0]
+    # each request ended answered, or in a failure (a stale one only when it was the flood's)
+    requests = len(junk.latencies_ms[0]) + sum(fails.values()) - fails.get("stale", 0) + sum(
+        1 for e in junk.failure_log if e.seat == 0 and e.kind == "stale" and "answering nothing" in e.reason)
+    return {"junk_honest_ms": honest_ms, "junk_requests": requests,
+            "junk_request_ms": (spent_ms - honest_ms * junk.decisions) / max(1, requests)}
 
 
 def flood_figures(deals: int) -> dict[str, float]:
@@ -119,7 +145,7 @@ def fairness_figures(min_decisions: int) -> dict[str, float]:
 
 
 def main(quick: bool = False) -> dict[str, float]:
-    return {**flood_figures(1 if quick else 3), **memory_figures(),
+    return {**flood_figures(1 if quick else 3), **memory_figures(), **junk_figures(),
             **fairness_figures(3000 if quick else 10_000)}
 
 
@@ -136,6 +162,9 @@ def report(f: dict[str, float]) -> str:
          f"{f['multipart_growth_mib'] - f['control_growth_mib']:+.1f} MiB vs control; bound 10 MiB per seat"),
         ("... 5 MiB lines on stdio", f"{f['stdio_lines_growth_mib']:.1f} MiB",
          f"{f['stdio_lines_growth_mib'] - f['control_growth_mib']:+.1f} MiB vs control"),
+        ("referee CPU: per honest decision / per request of a junk flooder",
+         f"{f['junk_honest_ms']:.2f} / {f['junk_request_ms']:.1f} ms",
+         f"over {f['junk_requests']:.0f} requests of forty 1 MiB stale replies each"),
         (f"false timeouts, half-limit CPU bots, concurrency 4 on {f['cores']:.0f} cores",
          f"{f['fair_timeouts']:.0f}", f"goal 0; over {f['fair_decisions']:.0f} decisions in {f['fair_games']:.0f} "
                                       f"games ({f['fair_wall_s']:.0f} s)"),
