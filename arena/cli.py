@@ -1233,6 +1233,8 @@ def check_bot_cmd(
     from arena.untrusted import shown
 
     command, transport = split_transport(bot, stdio)
+    if tcp and transport == "stdio":
+        fail("--tcp gives a ZeroMQ bot a TCP endpoint; a stdio bot has none: drop --tcp, or --stdio (stdio:)")
     if tcp and transport == "zmq":
         transport = "tcp"
     if (odd := _odd_in_bot_folder(command)) is not None:

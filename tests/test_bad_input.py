@@ -223,6 +223,11 @@ def test_play_options(tmp_path: Path, args: list[str], words: list[str]) -> None
     refused(arena("play", "basic", "greedy", "greedy", *args), *words)
 
 
+def test_check_bot_refuses_tcp_for_a_stdio_bot() -> None:
+    refused(arena("check-bot", "greedy", "--tcp", "--stdio"), "--tcp", "a stdio bot has none")
+    refused(arena("check-bot", "stdio:node x.js", "--tcp"), "drop --tcp")
+
+
 def test_play_refuses_to_overwrite_a_record_or_to_invent_its_folder(tmp_path: Path) -> None:
     existing = tmp_path / "game.jsonl"
     existing.write_text("my earlier game\n")
