@@ -242,3 +242,15 @@ def test_validate_refuses_a_loader_variable_in_env_with_its_key(tmp_path):
     done = arena("validate", "t.toml", cwd=tmp_path)
     assert done.returncode == 2 and "LD_PRELOAD" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert "BOT_LEVEL" not in done.stderr
+
+
+def test_validate_says_when_the_sandbox_would_hide_a_bots_program(tmp_path):
+    bot_folder(tmp_path / "bot")
+    shutil.copy(ROOT / "tests" / "bots" / "misbehave.py", tmp_path / "shared.py")
+    text = TOURNAMENT.format(data="").replace("python3 hostile.py host_powers", "python3 ../shared.py honest")
+    (tmp_path / "t.toml").write_text(text)
+    done = arena("validate", "t.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "bots[0].command" in done.stderr, done.stderr
+    assert "outside the bot's folder" in done.stderr and "move it into that folder" in done.stderr, done.stderr
+    (tmp_path / "t.toml").write_text(text.replace('output = "out"', 'output = "out"\nsandbox = false'))
+    assert arena("validate", "t.toml", cwd=tmp_path).returncode == 0  # without a sandbox it is found

@@ -487,6 +487,26 @@ _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
 _MISSING = object()
 
 
+def _outside_folder(command: str, folder: Path, env: Mapping[str, str]) -> str | None:
+    """Why the sandbox would not show a bot the program its command runs (a file outside its ``cwd``
+    folder, the system folders and the Python we run under), or None."""
+    import sys
+
+    from arena.settings import program_file
+
+    program = program_file(command, folder, env)
+    if program is None:
+        return None
+    real = program.resolve()
+    shown = [folder.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path("/usr"), Path("/etc"),
+             *(Path(p).resolve() for p in os.environ.get("PATH", "").split(os.pathsep) if p.startswith("/"))]
+    named = Path(os.path.normpath(os.path.abspath(program)))
+    if any(real.is_relative_to(d) for d in shown) or any(named.is_relative_to(d) for d in shown):
+        return None
+    return (f"runs {str(program)!r}, outside the bot's folder {str(folder)!r}: the sandbox shows a bot only its "
+            "own folder (cwd), so the bot would not find it; move it into that folder")
+
+
 def _link_in(base_dir: Path, relative: str) -> Path | None:
     """The first symbolic link on the way from ``base_dir`` to ``relative`` (the path a tournament file
     gives), or None: a link there is an entrant's to point anywhere."""
@@ -860,6 +880,8 @@ class _Checker:
             if command is not None and check_commands and not command.startswith("remote:"):
                 strings = {k: v for k, v in env.items() if isinstance(v, str)}
                 problem = command_problem(command, base_dir / cwd if cwd else base_dir, strings, bundled)
+                if problem is None and cwd and data.get("sandbox", True) is not False:
+                    problem = _outside_folder(command, base_dir / cwd, strings)
                 if problem:
                     self.err(path + ("command",), problem)
             transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)
