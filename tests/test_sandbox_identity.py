@@ -254,3 +254,39 @@ def test_validate_says_when_the_sandbox_would_hide_a_bots_program(tmp_path):
     assert "outside the bot's folder" in done.stderr and "move it into that folder" in done.stderr, done.stderr
     (tmp_path / "t.toml").write_text(text.replace('output = "out"', 'output = "out"\nsandbox = false'))
     assert arena("validate", "t.toml", cwd=tmp_path).returncode == 0  # without a sandbox it is found
+
+
+ALLOCATE = """
+import json, sys
+from arena.referee import identity
+keyless = [identity.allocate().uid for _ in range(int(sys.argv[1]))]
+keyed = [identity.allocate("data:/x").uid, identity.allocate("data:/x").uid]
+print(json.dumps({"keyless": keyless, "keyed": keyed}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root gives a bot a host user of its own")
+def test_identities_skip_accounts_and_users_of_live_processes(tmp_path):
+    taken = 1_999_999_000
+    squatter = subprocess.Popen(["setpriv", f"--reuid={taken + 1}", f"--regid={taken + 1}", "--clear-groups",
+                                 "sleep", "60"], start_new_session=True)
+    try:
+        env = {**os.environ, "ARENA_UID_RANGE": f"{taken}-{taken + 3}"}
+        if Path("/etc/passwd").read_text().find(f":{taken}:") >= 0:
+            pytest.fail("the test's uids are taken by an account here")
+        done = subprocess.run([sys.executable, "-c", ALLOCATE, "2"], env=env, capture_output=True, text=True,
+                              timeout=30, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert taken + 1 not in got["keyless"] + got["keyed"]  # a live process has it
+        assert len(set(got["keyless"])) == 2 and got["keyed"][0] == got["keyed"][1]
+        assert not set(got["keyless"]) & set(got["keyed"])
+        done = subprocess.run([sys.executable, "-c", ALLOCATE, "3"], env=env, capture_output=True, text=True,
+                              timeout=30, cwd=ROOT)  # 3 free uids, 4 asked for
+        assert done.returncode != 0 and "no unused uid found" in done.stderr, done.stderr
+        nobody = subprocess.run([sys.executable, "-c", ALLOCATE, "1"], capture_output=True, text=True, timeout=30,
+                                cwd=ROOT, env={**os.environ, "ARENA_UID_RANGE": "65534-65536"})
+        assert 65534 not in json.loads(nobody.stdout)["keyless"], nobody.stdout  # nobody's uid is an account's
+    finally:
+        squatter.kill()
+        squatter.wait()
