@@ -14,8 +14,9 @@ budget stops and is not counted, so one decision costs at most its budget plus o
 engine step.  A bot behind the protocol also keeps under half the game's decision limit,
 in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a short limit nor a
 loaded machine makes it time out.
-Known gap: it forgets what the others took from the discard pile (the observation does
-not show it), so those cards are sampled as unseen.
+Heads-up it remembers which of its discards the other seat took (the pile shows it at its
+next turn) and deals those cards to that hand while nothing shows them elsewhere; at larger
+tables who took what is ambiguous from the pile alone, and it samples them as unseen.
 """
 
 from __future__ import annotations
@@ -65,20 +66,39 @@ class HousePolicy:
         self.wall_s = math.inf  # set by a bot from its clock: wall seconds a decision may take
         self.cap_s = math.inf  # and CPU seconds, when the game's limit is below the level's budget
         self.last_samples = 0  # rollouts counted at the last search (tests, bench)
+        # what it remembers of this deal: the pile just after its own discard, and cards it saw a seat take
+        self._deal = 0
+        self._after: list[Card] | None = None
+        self.known: dict[int, list[Card]] = {}
         self._deadline = (0.0, 0.0)
 
     # -- the two decisions ---------------------------------------------------
+    def _remember(self, obs: Observation) -> None:
+        """Heads-up, the pile tells whether the other seat took this seat's last discard: if the pile is
+        as it was left but for its top, that card went into the other hand (and is dealt there)."""
+        if obs.deal != self._deal:
+            self._deal, self._after, self.known = obs.deal, None, {}
+        after, self._after = self._after, None
+        others = [s for s in range(len(obs.in_game)) if s != obs.seat and obs.in_game[s]]
+        if after and len(others) == 1 and len(obs.discard) == len(after) and obs.discard[:-1] == after[:-1]:
+            self.known.setdefault(others[0], []).append(after[-1])
+
     def draw(self, obs: Observation) -> str:
+        self._remember(obs)
         if len(obs.legal_draws) < 2:
             return obs.legal_draws[0] if obs.legal_draws else STOCK
         first = self.greedy.draw(obs)
         return self._search(obs, [first, STOCK if first == DISCARD else DISCARD])  # type: ignore[return-value]
 
     def play(self, obs: Observation) -> Play:
+        if obs.drawn is None:  # a turn without a draw (the first player's extra card)
+            self._remember(obs)
         moves = candidates(self.rules, obs, self.greedy)[: self.level.moves]
-        if len(moves) == 1:
-            return moves[0]
-        return self._search(obs, moves)  # type: ignore[return-value]
+        move = moves[0] if len(moves) == 1 else self._search(obs, moves)
+        assert isinstance(move, Play)
+        if move.discard is not None:
+            self._after = obs.discard + [move.discard]
+        return move
 
     # -- search --------------------------------------------------------------
     def _search(self, obs: Observation, moves: list[str] | list[Play]) -> str | Play:
@@ -131,9 +151,16 @@ class HousePolicy:
         for s, size in enumerate(obs.hand_sizes):
             if s == me:
                 hands.append(tuple(obs.hand))
-            else:
-                hands.append(tuple(pool[:size]))
-                del pool[:size]
+                continue
+            hand: list[Card] = []
+            for c in self.known.get(s, ()):  # cards seen going into this hand, if nothing shows them elsewhere
+                if c in pool and len(hand) < size:
+                    pool.remove(c)
+                    hand.append(c)
+            need = size - len(hand)
+            hand += pool[:need]
+            del pool[:need]
+            hands.append(tuple(hand))
         stock = tuple(pool[: obs.stock_size])
         n = len(obs.hand_sizes)
         pos = Position(

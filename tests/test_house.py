@@ -153,3 +153,31 @@ def test_house_hard_keeps_under_a_game_limit_below_its_budget(tmp_path):
     mine = [e for e in entries if e.get("seat") == 0 and e.get("e") in ("draw", "play")]
     assert len(mine) > 10
     assert not [e for e in entries if e.get("e") in ("failure", "forfeit")], "house-hard failed a decision"
+
+
+def test_heads_up_a_taken_discard_is_dealt_to_the_hand_that_took_it():
+    """Seat 1 takes every discard it may and keeps it (the safe move discards another card)."""
+    rules = resolve("basic")
+    house = HousePolicy(rules, 4, Level(samples=2, budget_s=1.0, moves=3))
+    g = Game(rules, 2, 3)
+    checked = 0
+    while not g.over and g.deal_no == 1 and checked < 3:
+        o = g.observation(g.current)
+        if g.current == 0:
+            g.draw(house.draw(o)) if g.phase is Phase.DRAW else g.play(house.play(o))
+            continue
+        if g.phase is Phase.DRAW:
+            took = "discard" in o.legal_draws
+            taken = g.discard[-1] if took else None
+            g.draw("discard" if took else "stock")
+            continue
+        g.play(g.safe_play())
+        if taken is None or house._after is None or g.over or g.deal_no != 1 or taken not in g.hands[1]:
+            continue
+        obs = g.observation(0)
+        house._remember(obs)
+        assert house.known[1][-1] == taken, house.known
+        for _ in range(5):
+            assert taken in house._determinize(obs).hands[1]
+        checked += 1  # the house's own draw next remembers nothing twice (_remember consumed the pile)
+    assert checked >= 1
