@@ -225,3 +225,13 @@ def test_the_bar_says_what_the_start_up_check_does_until_the_first_game():
     view.started(0)
     assert out.getvalue().endswith(" 0/48 0.0/s ETA - fail 0") and "\r[" in out.getvalue()
     view.close("finished")
+
+
+@pytest.mark.slow
+def test_a_bot_silent_at_start_is_told_what_to_send_and_which_clock_to_raise(tmp_path, no_leaks):
+    (tmp_path / "silent.py").write_text("import time\ntime.sleep(30)\n")
+    done = arena("play", "basic", f"{sys.executable} silent.py", "greedy", "--no-sandbox", "--start-ms", "300",
+                 "--seed", "5", "--record", "g.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "did not say hello within the start clock of 300 ms: send hello as the bot's first message" in done.stderr
+    assert "--start-ms, or start_ms in [time]" in done.stderr

@@ -201,7 +201,10 @@ class BotHost:
         elif peer.process is not None and not peer.process.alive():
             peer.problem = self._exit_problem(peer)
         else:
-            peer.problem = ("timeout", f"did not say hello within the start clock of {start_ms} ms")
+            fix = ("the seat's bot must connect with the token and address printed for it" if peer.spec.remote else
+                   "send hello as the bot's first message (SPEC 2); if it is only slow to start, raise the start "
+                   "clock (--start-ms, or start_ms in [time])")
+            peer.problem = ("timeout", f"did not say hello within the start clock of {start_ms} ms: {fix}")
         return self._give_up(peer)
 
     def launch(self, peer: Peer) -> None:
