@@ -17,7 +17,9 @@ The checks, in order:
   by default), at 2 seats and at 4 (or the preset's maximum), against the
   built-in greedy bot: every reply is well-formed, legal, on time, and echoes
   its ``game``/``seq``.  Any failure forfeits the game at once, so a broken
-  bot is reported quickly.
+  bot is reported quickly.  A bot that timed out is reported once, by that
+  timeout: its late replies are awaited (up to ``LATE_WAIT_*``) and dropped
+  before the next game, never charged there as ``stale``.
 - ``decisions VARIANT``: both decision kinds (draw and play) were asked and
   answered within the clock in that preset; the slowest answer is shown.
 - ``illegal-retry``: the checker rejects the bot's first play of a game with an
