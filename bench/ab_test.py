@@ -41,13 +41,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.tournament import poststop, sprt  # noqa: E402
-from arena.tournament.match import MARGIN, PENTA, Pairs, Test  # noqa: E402
+from arena.tournament import sprt  # noqa: E402
+from arena.tournament.match import MARGIN, PENTA, Pairs, Test, report  # noqa: E402
 
 DEAL_SD, NOISE, POINTS = 6.0, 1.0, 20.0
 ALPHA = BETA = 0.05
 ELOS = (0, 5, 10, 20)
 QUESTION = 10.0
+MARGIN_CAP = 5000   # pairs; the pentanomial gets up to 30,000 (2 seats) or 20,000 (4 seats)
 
 
 def _noise(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -153,12 +154,9 @@ def coverage(diffs: np.ndarray, verdict: np.ndarray, length: np.ndarray, test: s
         p = Pairs("A", "B")
         p.diffs = list(diffs[i, :length[i]])
         est = sprt.margin_estimate(p.diffs)
-        walk = t.walk(p)
-        assert walk is not None
-        design, w, c, _, _ = walk
-        v = {1: sprt.H1, -1: sprt.H0}.get(int(verdict[i]))
-        got = poststop.corrected(design, v, int(length[i]), w)
-        lo, mid, hi = (sprt.nelo_of_delta(x + c) for x in (got.low, got.mu, got.high))
+        r = report(p, "B", t, final=True, max_pairs=int(diffs.shape[1]))
+        assert r.corrected is not None
+        mid, lo, hi = r.corrected
         naive_in += bool(est.low is not None and est.high is not None and est.low <= truth <= est.high)
         fixed_in += lo <= truth <= hi
         naive.append(est.nelo)
@@ -185,8 +183,8 @@ def bench_sim(tests: int, seed: int, cover_sample: int) -> None:
             cap = 30000 if k == 2 else 20000
             diffs, outcome = simulate_pairs(k, skills[e], tests, cap, rng)
             rows = []
-            v, n = run_margin(diffs[:, :5000], margin)
-            cov = coverage(diffs, v, n, margin, targets[e], cover_sample)
+            v, n = run_margin(diffs[:, :MARGIN_CAP], margin)
+            cov = coverage(diffs[:, :MARGIN_CAP], v, n, margin, targets[e], cover_sample)
             rows.append(("margin", v, n, cov))
             v, n = run_penta(outcome, k, penta if k == 2 else sprt.Sprt(0, QUESTION / 2, ALPHA, BETA))
             rows.append(("penta", v, n, None))
@@ -195,6 +193,25 @@ def bench_sim(tests: int, seed: int, cover_sample: int) -> None:
                 print(f"{e:>8} {targets[e]:>6.1f} | {name:<7} {(v == 1).mean():>8.1%} {n.mean():>10.0f} "
                       f"{np.percentile(n, 95):>9.0f} {(v == 0).mean():>9.1%} | {tail}")
             print(f"{'':>8} ({time.monotonic() - t0:.0f} s)")
+
+
+def bench_default(tests: int, seed: int) -> None:
+    """Pairs the default margin test (elo0 0, elo1 20 nElo) needs, by the true nElo of the pairs (any model)."""
+    rng = np.random.default_rng(seed)
+    test = sprt.Sprt(0, 20, ALPHA, BETA)
+    print(f"\nthe default margin test (elo0 0, elo1 20 nElo, cap 2,500 pairs), {tests} matches per row; the pairs it"
+          " needs depend only on the true nElo of the pairs (heavy-tailed differences here):")
+    print(f"{'true nElo':>9} {'H1 share':>8} {'mean pairs':>10} {'p95 pairs':>9} {'undecided':>9}")
+    base = rng.standard_t(3, size=400_000)
+    for nelo in (0, 10, 20, 30, 50, 100, 200):
+        lo, hi = 0.0, 3.0
+        for _ in range(40 if nelo else 0):
+            mid = (lo + hi) / 2
+            x = sprt.pair_values(base + mid)
+            lo, hi = (mid, hi) if sprt.nelo_of_delta(float(x.mean() / x.std())) < nelo else (lo, mid)
+        shift = (lo + hi) / 2 if nelo else 0.0
+        v, n = run_margin(rng.standard_t(3, size=(tests, 2500)) + shift, test)
+        print(f"{nelo:>9} {(v == 1).mean():>8.1%} {n.mean():>10.0f} {np.percentile(n, 95):>9.0f} {(v == 0).mean():>9.1%}")
 
 
 def bench_real(runs: int, max_pairs: int) -> None:
@@ -226,6 +243,7 @@ def main() -> None:
     args = p.parse_args()
     globals()["DEAL_SD"] = args.deal_sd
     tests = args.tests or (100 if args.quick else 1000)
+    bench_default(tests // 2, args.seed)
     bench_sim(tests, args.seed, 30 if args.quick else 300)
     if args.real:
         bench_real(1 if args.quick else 3, 300 if args.quick else 2500)

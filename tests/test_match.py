@@ -258,11 +258,17 @@ def test_a_four_seat_match_against_opponents_resumes_and_says_what_an_open_match
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     assert "4 seats, both against greedy#2, random#2, greedy#3 in the same seat on the same deal" in first.stdout
-    lines = [json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()]
+    lines = sorted((json.loads(x) for x in (out / "journal.jsonl").read_text().splitlines()), key=lambda e: e["index"])
     assert len(lines) == 6
+
+    def seed(e: dict) -> int:   # the journal hides deal seeds; a game's record header keeps its own
+        return json.loads((out / e["record"]).read_text().splitlines()[0])["seed"]
+
     for a_game, b_game in zip(lines[0::2], lines[1::2]):
-        assert a_game["deal_seed"] == b_game["deal_seed"]
+        assert seed(a_game) == seed(b_game)
         assert a_game["seats"].index("greedy") == b_game["seats"].index("random")
+        assert "random" not in a_game["seats"] and "greedy" not in b_game["seats"]
+    assert len({seed(e) for e in lines}) == 3
     last = first.stdout.splitlines()[-1]
     # 3 pairs cannot reach the bound at elo1 = 20 nElo (the pseudo-pairs cap delta_hat at 0.75: LLR <= 0.17)
     assert last.startswith("no decision after 3 pair(s) (--max-pairs 3)"), last
@@ -275,7 +281,7 @@ def test_a_four_seat_match_against_opponents_resumes_and_says_what_an_open_match
     assert again.returncode == 0, again.stderr
     after = [json.loads(x) for x in journal.read_text().splitlines()]
     assert sorted(e["index"] for e in after) == list(range(6))
-    assert [e["deal_seed"] for e in sorted(after, key=lambda e: e["index"])] == [e["deal_seed"] for e in lines]
+    assert [seed(e) for e in sorted(after, key=lambda e: e["index"])] == [seed(e) for e in lines]
     penta = cli("match", "greedy", "random", "--variant", "basic", "--seats", "4", "--opponents",
                 "greedy,random,greedy", "--test", "penta", "--max-pairs", "2", "--out", tmp_path / "p4")
     assert penta.returncode == 0, penta.stderr

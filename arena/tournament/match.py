@@ -121,7 +121,7 @@ class Pairs:
 
     @property
     def pairs(self) -> int:
-        return sum(self.counts)
+        return max(len(self.diffs), sum(self.counts))   # the same when built by add
 
 
 @dataclass(frozen=True)
@@ -258,8 +258,12 @@ def report(pairs: Pairs, b: str, test: Test | Sprt, final: bool = False, max_pai
         capped = verdict is None and pairs.pairs >= max_pairs
         if verdict is not None or capped:
             got = poststop.corrected(design, verdict, pairs.pairs, w)
-            corrected = (test.elo_of(got.mu + c, scale), test.elo_of(got.low + c, scale),
-                         test.elo_of(got.high + c, scale))
+            mid = got.mu + c
+            # the walk has unit steps in units of the estimated sd; estimating it widens the interval of
+            # a ratio mean / sd by sqrt(1 + delta^2 / 2) (the delta method), which matters for big effects
+            wide = math.sqrt(1.0 + mid * mid / 2.0)
+            corrected = (test.elo_of(mid, scale), test.elo_of(mid + (got.low - got.mu) * wide, scale),
+                         test.elo_of(mid + (got.high - got.mu) * wide, scale))
         if verdict is None:
             more = poststop.expected_more(delta - c, design, w)
     return Report(pairs.a, b, test, pairs.pairs, tuple(pairs.counts), mean_diff, value, est, verdict,
