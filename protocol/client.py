@@ -273,7 +273,7 @@ def _await_first(bot: Bot, sock: zmq.Socket[bytes], hs: _Handshake) -> str | Non
     while True:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
-            return hs.timed_out(cast(float, bot.handshake_timeout_s))
+            return hs.timed_out(bot.handshake_timeout_s or 0.0)
         ready = dict(poller.poll(None if left is None else max(1, int(left * 1000))))
         if sock in ready:
             return None

@@ -172,7 +172,9 @@ def test_a_person_plays_a_whole_deal_in_a_terminal(tmp_path):
 
 
 def _hand(shown: str) -> list[str]:
-    return re.search(r"^Your hand \(\d+, by \w+[^)]*\): (.*)$", shown, flags=re.M).group(1).split()
+    found = re.search(r"^Your hand \(\d+, by \w+[^)]*\): (.*)$", shown, flags=re.M)
+    assert found is not None, shown
+    return found.group(1).split()
 
 
 def _typos_then_an_illegal_play(pane: Pane, shown: str) -> str:

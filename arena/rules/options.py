@@ -185,7 +185,9 @@ def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | No
             raise RulesError(f"unknown rule option {key!r}{suggest(key, OPTION_NAMES)}")
         changes[key] = _convert(key, v)
     if overlay_tables:
-        lo, hi = changes.get("players", rules.players)  # type: ignore[misc]
+        players = changes.get("players", rules.players)
+        assert isinstance(players, tuple)
+        lo, hi = int(players[0]), int(players[1])
         for key, v in (overrides or {}).items():
             if key in PER_COUNT_OPTIONS and isinstance(v, dict):
                 for entry in v:
@@ -193,7 +195,8 @@ def resolve(preset: str, overrides: dict[str, Any] | None = None, name: str | No
                     if b < lo or a > hi:
                         raise RulesError(f"{key}.{entry}: {preset} is played by {lo} to {hi} players, so this entry "
                                          "would change no game")
-                changes[key] = overlay(getattr(rules, key), changes[key], lo, hi)  # type: ignore[arg-type]
+                table: PerCount = per_count(v, key)
+                changes[key] = overlay(getattr(rules, key), table, lo, hi)
     if name is not None:
         changes["name"] = name
     elif changes:
