@@ -182,10 +182,9 @@ def bench_sim(tests: int, seed: int, cover_sample: int) -> None:
             t0 = time.monotonic()
             cap = 30000 if k == 2 else 20000
             diffs, outcome = simulate_pairs(k, skills[e], tests, cap, rng)
-            rows = []
+            rows: list[tuple[str, np.ndarray, np.ndarray, tuple[float, float, float, float] | None]] = []
             v, n = run_margin(diffs[:, :MARGIN_CAP], margin)
-            cov = coverage(diffs[:, :MARGIN_CAP], v, n, margin, targets[e], cover_sample)
-            rows.append(("margin", v, n, cov))
+            rows.append(("margin", v, n, coverage(diffs[:, :MARGIN_CAP], v, n, margin, targets[e], cover_sample)))
             v, n = run_penta(outcome, k, penta if k == 2 else sprt.Sprt(0, QUESTION / 2, ALPHA, BETA))
             rows.append(("penta", v, n, None))
             for name, v, n, cov in rows:

@@ -253,8 +253,8 @@ def test_the_margin_test_decides_greedy_over_random_on_few_pairs_and_corrects_it
 @pytest.mark.usefixtures("no_leaks")
 def test_a_four_seat_match_against_opponents_resumes_and_says_what_an_open_match_shows(tmp_path: Path) -> None:
     out = tmp_path / "m4"
-    args = ["match", "greedy", "random", "--variant", "basic", "--seats", "4", "--opponents", "greedy,random,greedy",
-            "--elo1", "20", "--max-pairs", "3", "--out", out]
+    args: list[str | Path] = ["match", "greedy", "random", "--variant", "basic", "--seats", "4", "--opponents",
+                              "greedy,random,greedy", "--elo1", "20", "--max-pairs", "3", "--out", out]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     assert "4 seats, both against greedy#2, random#2, greedy#3 in the same seat on the same deal" in first.stdout
