@@ -378,10 +378,12 @@ def _check_record_path(path: Path, given: bool = False, force: bool = False) -> 
         fail(f"--record {path}: cannot write it: {e.strerror or e}")
 
 
-def _play_hidden(record_path: Path) -> tuple[Path, ...]:
+def _play_hidden(record_path: Path, default: bool = False) -> tuple[Path, ...]:
     """What the bots of ``arena play`` must not see: the record and the logs folder beside it (not
-    the whole folder: the record is often written in the bot's own folder, SPEC 13.1)."""
-    return record_path.resolve(), (record_path.parent / "logs").resolve()
+    the whole folder: the record is often written in the bot's own folder, SPEC 13.1); with the
+    ``default`` folder (./arena-play/...), all of ./arena-play (earlier games' records and logs)."""
+    own = (record_path.resolve(), (record_path.parent / "logs").resolve())
+    return (*own, record_path.parent.parent.resolve()) if default else own
 
 
 def _check_sandbox(sandbox: bool) -> None:
@@ -514,7 +516,7 @@ def play(
     host = _open_host(lambda: BotHost(tc, record_path.parent / "logs", listen=listen,
                                       announce=lambda m: typer.echo(m, err=True),
                                       remote_wait_ms=int(remote_wait_s * 1000), sandbox=sandbox,
-                                      hide=_play_hidden(record_path), on_listening=human_listening), listen)
+                                      hide=_play_hidden(record_path, record is None), on_listening=human_listening), listen)
     try:
         peers = [host.add(spec) for spec in specs]
         human_peers.extend(peers[i] for i in humans)

@@ -290,3 +290,16 @@ def test_identities_skip_accounts_and_users_of_live_processes(tmp_path):
     finally:
         squatter.kill()
         squatter.wait()
+
+
+def test_play_without_record_hides_every_earlier_game_from_a_bot_in_that_folder(tmp_path):
+    bot_folder(tmp_path)
+    command = [sys.executable, "-m", "arena", "play", "basic", "python3 hostile.py host_powers probe=arena-play",
+               "greedy", "--seed", "3"]
+    for _ in range(2):
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=100)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((tmp_path / "arena-play").iterdir())) == 2
+    for log in (tmp_path / "arena-play").glob("*/logs/hostile.log"):
+        got = next(json.loads(x[8:]) for x in log.read_text().splitlines() if x.startswith("HOSTILE "))
+        assert got["paths"]["arena-play"] == "done: ", got  # an empty folder: no record, no log

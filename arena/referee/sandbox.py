@@ -274,8 +274,11 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
         mounts += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
     if writable is not None:  # the one folder a bot may write, kept between its games
         mounts += ["--bind", str(writable), str(writable)]
-    for path in hide:
-        path = Path(path).resolve()
+    hidden = list(dict.fromkeys(Path(p).resolve() for p in hide))
+    folders_hidden = [p for p in hidden if p.is_dir()]
+    for path in hidden:
+        if any(path != d and path.is_relative_to(d) for d in folders_hidden):
+            continue  # inside a folder already covered (a mount there would make its parents again)
         for mine in own:
             if mine.is_relative_to(path):
                 raise HiddenProgram(f"the bot's folder {str(mine)!r} is inside {str(path)!r}, which the sandbox hides "
