@@ -207,3 +207,28 @@ def test_bench_env_times_the_env_and_openspiel():
     spiel = openspiel_rate(200, tensor=True)
     if spiel is not None:  # the bench extra; without it the bench says so instead of a figure
         assert spiel["steps"] >= 200
+
+
+@pytest.mark.slow
+def test_random_option_sets_play_legally_to_the_end():
+    """Drawn option sets (every choice option of RULES 9, a few numbers): the mask holds only legal moves."""
+    import random
+
+    from arena.rules.options import RulesError
+    from arena.rules.ruleset import CHOICES
+
+    rng = random.Random(28)
+    played = 0
+    while played < 8:
+        variant = rng.choice(sorted(PRESETS))
+        opts = {k: rng.choice(v) for k, v in CHOICES.items() if rng.random() < 0.5}
+        opts.update(deals=2, end="deals", max_turns=60)
+        if rng.random() < 0.5:
+            opts["initial_meld"] = rng.choice([0, 15, 30])
+        try:
+            e = E.raw_env(variant, players=rng.randint(2, min(PRESETS[variant].players[1], 6)), **opts)
+        except RulesError:
+            continue  # a combination RULES 9 does not allow
+        _random_game(e, played)  # an illegal candidate would raise in the engine
+        assert e.game.over and not e.agents
+        played += 1
