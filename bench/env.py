@@ -13,7 +13,8 @@ Strength (``--strength``, minutes of CPU): ``arena match`` of each house level a
 greedy (duplicate pairs, the margin SPRT), niced, with ``--max-pairs`` as the bound; the
 figure is the match's own estimate and interval as it stopped.
 
-Usage: ``python bench/env.py [--quick] [--json] [--strength [--pairs N] [--variant V] [--seats S]]``.
+Usage: ``python bench/env.py [--quick] [--json] [--strength [--no-speed] [--pairs N] [--variant V] [--seats S]
+[--levels easy,medium,hard] [--time-ms MS]]``.
 """
 
 from __future__ import annotations
@@ -138,9 +139,10 @@ if __name__ == "__main__":
     ap.add_argument("--seats", type=int, action="append", help="strength: table sizes (default 2)")
     ap.add_argument("--levels", default="easy,medium,hard")
     ap.add_argument("--time-ms", type=int, default=2000, help="strength: the match's decision limit")
+    ap.add_argument("--no-speed", action="store_true", help="strength only")
     a = ap.parse_args()
     os.nice(5)
-    res = main(a.quick, quiet=a.json)
+    res = {} if a.no_speed else main(a.quick, quiet=a.json)
     if a.strength:
         res["strength"] = []
         for variant in a.variant or ["basic"]:
