@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import statistics
 from pathlib import Path
 
@@ -295,3 +296,18 @@ def test_seat_and_first_player_advantage(tmp_path: Path) -> None:
     by_seat = seat0.seat_advantage[0]["by_seat"]
     assert [s["win_rate"] for s in by_seat] == [1.0, 0.0] and [s["avg_place"] for s in by_seat] == [1.0, 2.0]
     assert by_seat[0]["win_ci"] is None
+
+
+def test_the_report_shows_bounds_provisional_bots_and_seat_advantage(tmp_path: Path) -> None:
+    from arena.report.render import write_report
+
+    folder = folder_of(tmp_path, list("ABC"), 3, 3, by_name(list("ABC")))  # 18 games, 3 deal-sets: provisional
+    st = standings.compute(folder)
+    html = write_report(folder).read_text()
+    a = st.rows[0]
+    assert a.bot == "A" and a.bound == ">" and a.provisional
+    row = re.search(r'<tr data-bot="A"[^>]*>.*?</tr>', html, re.S)
+    assert row and 'class="provisional"' in row.group(0) and 'data-high=""' in row.group(0)
+    assert f"&gt; {a.rating:.0f}<span" in row.group(0)
+    assert "Seat advantage at 3-seat tables (18 games" in html and "first to play" in html
+    assert "never lost: &gt;" in html  # the interval plot draws the bound, open to the right
