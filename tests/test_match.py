@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from arena.cli import app
 from arena.settings import BotSpec, TimeControl
 from arena.tournament import match
+from arena.tournament import sprt as sprt_mod
 from arena.tournament.journal import JournalEntry
 from arena.tournament.sprt import H0, H1, Sprt
 from tests.conftest import ROOT, arena_processes
@@ -99,6 +100,36 @@ def test_the_match_schedule_seats_a_and_b_alike_on_the_same_deal(tmp_path: Path)
     bad, errors = match.tournament(bots[0], bots[1], "basic", 8, TimeControl(), tmp_path / "out", base_dir=tmp_path,
                                    seats=4, opponents=bots[2:4])
     assert bad is None and any("seats - 1 other bots" in e.message for e in errors)
+
+
+def test_final_reports_correct_the_margin_estimate_and_say_what_an_open_match_needs() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    test = match.Test(match.MARGIN, Sprt(0, 20))
+    pairs, r = match.Pairs("A", "B"), None
+    for d in rng.standard_t(3, size=3000) + 0.25:     # about 80 nElo: H1 after some tens of pairs
+        pairs.diffs.append(float(d))
+        pairs.counts[2] += 1
+        r = match.report(pairs, "B", test)
+        if r.verdict is not None:
+            break
+    assert r is not None and r.verdict == H1
+    final = match.report(pairs, "B", test, final=True, max_pairs=3000)
+    assert final.corrected is not None and isinstance(final.estimate, sprt_mod.MarginEstimate)
+    mid, lo, hi = final.corrected
+    assert lo < mid < hi and mid < final.estimate.nelo     # pulled back from the lucky run that stopped it
+    line = final.verdict_line(3000)
+    assert "naive; corrected for the sequential stop (median-unbiased)" in line and "nElo" in line
+    # undecided at the cap: both estimates, and the pairs still needed from where the walk is
+    open_ = match.Pairs("A", "B", diffs=[1.0, -1.0, 2.0, -1.5, 0.5], counts=[0, 0, 5, 0, 0])
+    shown = match.report(open_, "B", test, final=True, max_pairs=5)
+    assert shown.verdict is None and shown.corrected is not None and shown.more is not None and shown.more > 100
+    assert "the data show nElo" in shown.verdict_line(5) and "more pair(s) at the current estimate" in shown.verdict_line(5)
+    # the placing test keeps its naive estimate only, and says so
+    swept = match.report(match.Pairs("A", counts=[0, 0, 0, 1, 12]), "B", Sprt(0, 200), final=True, max_pairs=100)
+    assert swept.verdict == H1 and swept.corrected is None
+    assert "naive (biased away from 0 by the stop)" in swept.verdict_line(100)
 
 
 def test_the_match_is_a_two_bot_tournament(tmp_path: Path) -> None:

@@ -207,7 +207,8 @@ class Report:
         unit = self.test.unit
         naive = f"{unit} {_est_text(self.estimate)}"
         if self.corrected is None:
-            return naive
+            stopped = self.verdict is not None and self.test.kind == PENTA
+            return f"{naive} naive (biased away from 0 by the stop)" if stopped else naive
         mid, lo, hi = self.corrected
         return (f"{naive} naive; corrected for the sequential stop (median-unbiased) "
                 f"{_elo(mid)} (95% {_elo(lo)} to {_elo(hi)})")
@@ -254,9 +255,12 @@ def report(pairs: Pairs, b: str, test: Test | Sprt, final: bool = False, max_pai
     corrected, more = None, None
     walk = test.walk(pairs) if final and pairs.pairs >= 2 else None
     if walk is not None:
-        design, w, c, delta, scale = walk
+        design, w, c, _, scale = walk
         capped = verdict is None and pairs.pairs >= max_pairs
-        if verdict is not None or capped:
+        # the margin test's LLR is exactly linear in the walk, so the walk's stop is the test's; the
+        # placing test's exact LLR grows slower than its normal approximation on lopsided pairs (a big
+        # effect), and a correction from that approximation is wrong there: it prints the naive one only
+        if test.kind == MARGIN and (verdict is not None or capped):
             got = poststop.corrected(design, verdict, pairs.pairs, w)
             mid = got.mu + c
             # the walk has unit steps in units of the estimated sd; estimating it widens the interval of
@@ -265,7 +269,10 @@ def report(pairs: Pairs, b: str, test: Test | Sprt, final: bool = False, max_pai
             corrected = (test.elo_of(mid, scale), test.elo_of(mid + (got.low - got.mu) * wide, scale),
                          test.elo_of(mid + (got.high - got.mu) * wide, scale))
         if verdict is None:
-            more = poststop.expected_more(delta - c, design, w)
+            # where the test's own LLR is, in walk units, and the rate it has been moving at (for the
+            # margin test exactly the walk and its estimated drift)
+            at = value * design.a / test.sprt.upper
+            more = poststop.expected_more(at / pairs.pairs, design, at)
     return Report(pairs.a, b, test, pairs.pairs, tuple(pairs.counts), mean_diff, value, est, verdict,
                   corrected, more)
 
