@@ -329,7 +329,9 @@ def _unused(folder: Path) -> Iterator[None]:
 
 
 def compute(folder: str | Path, resamples: int = 0, drop_bad_lines: bool = False) -> Standings:
-    """Standings of a results folder (its journal plus its resolved tournament file)."""
+    """Standings of a results folder (its journal plus its resolved tournament file).
+
+    ``resamples`` is unused (the intervals are analytic since the bootstrap went); kept for its callers."""
     folder = Path(folder)
     info = _tournament_info(folder)
     contents, dropped = counted_lines(folder, drop_bad_lines)
