@@ -87,6 +87,7 @@ def test_the_match_schedule_seats_a_and_b_alike_on_the_same_deal(tmp_path: Path)
     t, errors = match.tournament(bots[0], bots[1], "basic", 8, TimeControl(), tmp_path / "out", base_dir=tmp_path,
                                  seats=4, opponents=bots[2:])
     assert errors == [] and t is not None and t.format == "match" and schedule.total_games(t) == 16
+    assert schedule.seatings_per_set(t) == 2 and schedule.table_count(t) == 1   # what the report counts a set by
     key = b"k" * 32
     games = [schedule.game_at(t, i, key) for i in range(16)]
     assert [g.index for g in schedule.iter_games(t, key)] == list(range(16))

@@ -59,7 +59,7 @@ def seatings_per_set(folder: Path) -> int | None:
     """How many seatings each deal-set of the folder's tournament has (None without a readable tournament file)."""
     try:
         t = read_resolved(folder)
-        return len(schedule.seatings(t.seats, t.seating))
+        return schedule.seatings_per_set(t)
     except (ConfigFileError, OSError, ValueError):
         return None
 

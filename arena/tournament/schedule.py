@@ -357,6 +357,11 @@ def _per_set(t: ScheduleSource) -> int:
     return 2 if is_match(t) else len(seatings(t.seats, t.seating))
 
 
+def seatings_per_set(t: ScheduleSource) -> int:
+    """Games per deal-set: the seating design's, or a match's two (A's game and B's twin)."""
+    return _per_set(t)
+
+
 def _spec(key: bytes, index: int, table: int, bots: tuple[str, ...], deal_set: int, seating: int,
           perm: Sequence[int], twin_suits: str) -> GameSpec:
     return GameSpec(
