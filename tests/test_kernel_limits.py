@@ -282,3 +282,40 @@ def test_a_burst_of_forks_is_refused_by_the_kernel(tmp_path):
     res = failures_of(result, 0)
     assert res and res[0].kind == "resource" and "limits.processes" in res[0].reason, res
     assert not failures_of(result, 1)
+
+
+def test_cgroup_v2_is_chosen_where_its_controllers_are_delegated_and_read_as_v2(tmp_path, monkeypatch):
+    # A v2 hierarchy laid out in a folder (the files the kernel would show): detection, the limits
+    # written, and the counters read in v2's formats.
+    base = tmp_path / "unified" / "user.slice"
+    base.mkdir(parents=True)
+    (base / "cgroup.procs").write_text("")
+    (base / "cgroup.controllers").write_text("cpu memory pids\n")
+    (base / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    mounts = [("cgroup", "/sys/fs/cgroup/memory", {"rw", "memory"}), ("cgroup2", str(tmp_path / "unified"), {"rw"})]
+    lay = cgroups._v2_layout(mounts, {"": "/user.slice", "memory": "/"})
+    assert lay is not None and lay.version == 2 and set(lay.bases.values()) == {base}
+    # A group with processes cannot give controllers to children (v2): its compartments go beside it.
+    (base / "cgroup.subtree_control").write_text("")
+    beside = cgroups._v2_layout(mounts, {"": "/user.slice"})
+    assert beside is not None and set(beside.bases.values()) == {base.parent}
+    (base / "cgroup.controllers").write_text("cpu\n")
+    assert cgroups._v2_layout(mounts, {"": "/user.slice"}) is None, "v2 without memory and pids is not used"
+
+    monkeypatch.setattr(cgroups, "layout", lambda: lay)
+    group = base / "arena-ref-bot"
+    group.mkdir()
+    for name, text in (("cgroup.procs", ""), ("cpu.stat", "usage_usec 2500000\nuser_usec 2000000\n"),
+                       ("memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n"),
+                       ("pids.events", "max 0\n"), ("pids.current", "7\n"), ("memory.current", "1048576\n")):
+        (group / name).write_text(text)
+    comp = cgroups.Compartment("ref", "bot", memory_mb=100, processes=20)
+    try:
+        assert comp.version == 2 and set(comp.dirs.values()) == {group}
+        assert (group / "memory.max").read_text() == str((100 + cgroups.INFRA_MB) << 20)
+        assert (group / "pids.max").read_text() == str(20 + cgroups.INFRA_TASKS)
+        assert (group / "cpu.weight").read_text() == str(cgroups.CPU_WEIGHT)
+        assert comp.cpu_seconds() == 2.5 and comp.memory_bytes() == 1 << 20 and comp.tasks() == 7
+        assert "limits.memory_mb" in (comp.violation() or "")
+    finally:
+        comp.opened()

@@ -13,10 +13,11 @@ no process owns such as memfd, tmpfs and socket buffers, threads):
 - an equal CPU share per compartment (``cpu.shares`` / ``cpu.weight`` the same for every one).
 
 Compartments are groups ``arena-<REFEREE>-<BOT>`` inside the referee's own cgroup of each
-hierarchy (so a limit the host puts on the referee still binds its bots), side by side with
-it: each weighs as much as one process of the referee's (or, before, one session of a bot).  cgroup v2 is used where the
-referee's cgroup lets its children have the cpu, memory and pids controllers, else the v1
-hierarchies (``/sys/fs/cgroup/{cpu,cpuacct,memory,pids}``); the choice is made once per process.
+v1 hierarchy (so a limit the host puts on the referee still binds its bots), side by side with
+its processes: each weighs as much as one process of the referee's.  cgroup v2 is used where
+the cpu, memory and pids controllers reach the referee's group (the compartments then go beside
+it, in its parent, or inside it when it is the root), else the v1 hierarchies
+(``/sys/fs/cgroup/{cpu,cpuacct,memory,pids}``); the choice is made once per process.
 Where a controller cannot be used (not root, no writable hierarchy), ``missing()`` names what the
 kernel does not enforce, the referee falls back to polling (``launch``) and warns once.
 
@@ -84,17 +85,21 @@ def _mounts() -> list[tuple[str, str, set[str]]]:
 
 
 def _v2_layout(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]) -> Layout | None:
+    """v2 allows no process in a group that gives controllers to its children (but the root), so the
+    compartments go inside the referee's group only where it already does (the root), else beside
+    it, in its parent, which gives them to the referee's group and so to its siblings."""
+    wanted = {"cpu", "memory", "pids"}
     for kind, point, _opts in mounts:
         if kind != "cgroup2" or "" not in own:
             continue
-        base = Path(point) / own[""].lstrip("/")
+        mine = Path(point) / own[""].lstrip("/")
         try:
-            enabled = set((base / "cgroup.subtree_control").read_text().split())
-            if not {"cpu", "memory", "pids"} <= enabled:
-                available = set((base / "cgroup.controllers").read_text().split())
-                if not {"cpu", "memory", "pids"} <= available:
-                    continue
-                (base / "cgroup.subtree_control").write_text("+cpu +memory +pids")
+            if wanted <= set((mine / "cgroup.subtree_control").read_text().split()):
+                base = mine
+            elif own[""].strip("/") and wanted <= set((mine / "cgroup.controllers").read_text().split()):
+                base = mine.parent
+            else:
+                continue
         except OSError:
             continue
         if os.access(base, os.W_OK):
