@@ -235,3 +235,35 @@ def test_a_bot_silent_at_start_is_told_what_to_send_and_which_clock_to_raise(tmp
     assert done.returncode == 0, done.stderr
     assert "did not say hello within the start clock of 300 ms: send hello as the bot's first message" in done.stderr
     assert "--start-ms, or start_ms in [time]" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_start_up_check_shows_a_stray_line_and_a_missing_package_with_their_fixes(tmp_path, no_leaks):
+    (tmp_path / "chatty.py").write_text("import sys\nprint('hello? debugging here')\nsys.stdout.flush()\n"
+                                        "for line in sys.stdin:\n    pass\n")
+    (tmp_path / "js").mkdir()
+    for name in ("bot.js", "package.json"):
+        shutil.copy(ROOT / "sample_bots" / "js" / name, tmp_path / "js" / name)
+    (tmp_path / "t.toml").write_text(f'''
+name = "check"
+variant = "basic"
+seats = 2
+sandbox = false
+output = "out"
+[[bots]]
+name = "chatty"
+command = "{sys.executable} chatty.py"
+transport = "stdio"
+[[bots]]
+name = "js"
+command = "node js/bot.js"
+''')
+    t0 = time.monotonic()
+    done = arena("validate", "t.toml", "--start", cwd=tmp_path)
+    assert done.returncode != 0 and time.monotonic() - t0 < 9, done.stderr  # not the 10 s start clock
+    text = done.stdout + done.stderr
+    chatty = next(line for line in text.splitlines() if "'chatty'" in line)
+    assert "printed 'hello? debugging here' on stdout before its hello" in chatty, chatty
+    assert "print debug output to stderr" in chatty and "it wrote no output" not in chatty
+    js = next(line for line in text.splitlines() if "'js'" in line)
+    assert "Cannot find module 'zeromq'" in js and "npm ci --prefix js" in js, js
