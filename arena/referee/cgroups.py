@@ -64,9 +64,11 @@ def _own_paths() -> dict[str, str]:
     except OSError:
         return paths
     for line in text.splitlines():
-        _n, names, path = line.split(":", 2)
-        for name in names.split(",") if names else [""]:
-            paths[name] = path
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        for name in parts[1].split(",") if parts[1] else [""]:
+            paths[name] = parts[2]
     return paths
 
 
