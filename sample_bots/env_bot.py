@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.env.encoding import EnvPolicy, decide, decode, encode
-from arena.policies import GreedyPolicy
+from arena.env.encoding import AsPolicy, EnvPolicy
 from arena.referee.wire import observation_from_wire
-from arena.rules.actions import Play, play_to_wire
-from arena.rules.options import RuleSet, rules_from_data
+from arena.rules.actions import play_to_wire
+from arena.rules.options import rules_from_data
 from protocol.client import Bot
 from protocol.messages import NewGame, Observation
 
@@ -26,27 +25,17 @@ from protocol.messages import NewGame, Observation
 class EnvBot(Bot):
     def __init__(self, policy: EnvPolicy, name: str = "env-policy") -> None:
         self.name = name
-        self.policy = policy
-        self.rules: RuleSet | None = None
-        self.greedy: GreedyPolicy | None = None
+        self.env_policy = policy
+        self.policy: AsPolicy | None = None
 
     def on_new_game(self, msg: NewGame) -> None:
-        self.rules = rules_from_data(msg.rules)
-        self.greedy = GreedyPolicy(self.rules)
-
-    def _move(self, observation: Observation) -> str | Play:
-        assert self.rules is not None, "a request came before new_game"
-        d = decide(self.rules, observation_from_wire(observation), self.greedy)
-        x, mask = encode(d)
-        return decode(d, int(self.policy({"observation": x, "action_mask": mask}, d)))
+        self.policy = AsPolicy(rules_from_data(msg.rules), self.env_policy)
 
     def draw(self, observation: Observation) -> str:
-        move = self._move(observation)
-        assert isinstance(move, str)
-        return move
+        assert self.policy is not None, "a request came before new_game"
+        return self.policy.draw(observation_from_wire(observation))
 
     def play(self, observation: Observation) -> dict[str, Any]:
-        move = self._move(observation)
-        assert isinstance(move, Play)
-        actions, discard = play_to_wire(move)
+        assert self.policy is not None, "a request came before new_game"
+        actions, discard = play_to_wire(self.policy.play(observation_from_wire(observation)))
         return {"actions": actions, "discard": discard}

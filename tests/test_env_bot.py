@@ -107,3 +107,21 @@ def test_env_bot_makes_the_moves_the_policy_chooses():
         if g.over:
             break
     assert len(seen) >= 20
+
+
+def test_an_env_policy_is_a_fixed_opponent_for_self_play():
+    """single_agent takes a policy written against the env as an opponent: here a copy that always
+    picks the last allowed action; every one of its moves is legal (the engine would raise)."""
+    calls = []
+
+    def last_allowed(observation, decision):
+        calls.append(1)
+        return int(np.flatnonzero(observation["action_mask"])[-1])
+
+    env = single_agent("basic", players=3, opponents=["greedy", last_allowed, "greedy"])  # one per seat
+    obs, _info = env.reset(seed=2)
+    done, steps = False, 0
+    while not done and steps < 2000:
+        obs, _r, done, _t, _info = env.step(2 if obs["action_mask"][2] else 0)
+        steps += 1
+    assert done and len(calls) > 20

@@ -170,3 +170,28 @@ def decode(decision: Decision, action: int) -> str | Play:
 
 EnvPolicy = Callable[[dict[str, np.ndarray], Decision], int]
 """What a policy written against the env is: (observation dict, the decision) -> action."""
+
+
+class AsPolicy:
+    """An ``EnvPolicy`` as an engine policy (``arena.policies.Policy``: draw and play from an
+    ``Observation``): what the bot adapter runs, and a fixed opponent of ``single_agent``."""
+
+    def __init__(self, rules: RuleSet, policy: EnvPolicy) -> None:
+        self.rules = rules
+        self.policy = policy
+        self.greedy = GreedyPolicy(rules)
+
+    def move(self, obs: Observation) -> str | Play:
+        d = decide(self.rules, obs, self.greedy)
+        x, mask = encode(d)
+        return decode(d, int(self.policy({"observation": x, "action_mask": mask}, d)))
+
+    def draw(self, obs: Observation) -> str:
+        move = self.move(obs)
+        assert isinstance(move, str), "a draw decision decoded to a play"
+        return move
+
+    def play(self, obs: Observation) -> Play:
+        move = self.move(obs)
+        assert isinstance(move, Play), "a play decision decoded to a draw"
+        return move

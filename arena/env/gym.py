@@ -1,7 +1,8 @@
 """A Gymnasium single-agent env: one seat of ``RummyEnv`` against fixed opponents.
 
 The opponents are built-in policies by name (``arena.policies``: ``greedy``, ``random``, the
-house levels) and move in-process between the agent's steps; the agent's rewards are the
+house levels) or policies written against the env (an ``EnvPolicy``, e.g. an earlier copy
+of the agent, for self-play), and move in-process between the agent's steps; the agent's rewards are the
 AEC env's for its seat, summed over what happened since its last step.  An action the mask
 does not allow ends the episode with reward -1 and ``info["illegal"]`` (what PettingZoo's
 ``TerminateIllegalWrapper`` does), so a random agent cannot crash it.
@@ -15,6 +16,7 @@ import gymnasium
 import numpy as np
 
 from arena.env.aec import RummyEnv
+from arena.env.encoding import AsPolicy, EnvPolicy
 from arena.policies import Policy, make_policy
 from arena.rules.game import Phase
 
@@ -22,14 +24,16 @@ from arena.rules.game import Phase
 class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, variant: str = "basic", players: int = 2, seat: int = 0,
-                 opponents: str | list[str] = "greedy", reward: str = "placing",
+                 opponents: str | EnvPolicy | list[str | EnvPolicy] = "greedy", reward: str = "placing",
                  render_mode: str | None = None, **rules: Any) -> None:
+        """``opponents``: one for every seat, or a list with one per seat (the agent's own entry
+        is ignored; the last fills the rest)."""
         self.aec = RummyEnv(variant, players, reward=reward, render_mode=render_mode, **rules)
         if not 0 <= seat < players:
             raise ValueError(f"seat: expected 0..{players - 1}, not {seat}")
         self.seat = seat
         self.agent = self.aec.possible_agents[seat]
-        names = [opponents] * players if isinstance(opponents, str) else list(opponents)
+        names = list(opponents) if isinstance(opponents, list) else [opponents] * players
         self.opponent_names = (names + [names[-1]] * players)[:players]
         self.observation_space = self.aec.observation_space(self.agent)
         self.action_space = self.aec.action_space(self.agent)
@@ -59,8 +63,9 @@ class SingleAgentEnv(gymnasium.Env):
         super().reset(seed=seed)
         self.aec.reset(seed=seed)
         game_seed = self.aec.seed_used
-        self._opponents = [None if s == self.seat else make_policy(name, self.aec.rules, game_seed * 1009 + s)
-                           for s, name in enumerate(self.opponent_names)]
+        self._opponents = [None if s == self.seat else
+                           make_policy(o, self.aec.rules, game_seed * 1009 + s) if isinstance(o, str) else
+                           AsPolicy(self.aec.rules, o) for s, o in enumerate(self.opponent_names)]
         self._advance()
         return self.aec.observe(self.agent), dict(self.aec.infos[self.agent])
 
