@@ -10,8 +10,8 @@ are chosen by UCB1 over these samples, and the most tried move is played.
 
 Levels bound the samples per decision (``LEVELS``: deterministic for a given game and
 seat) and, above all, the CPU time (``time.process_time``): a rollout that would pass the
-budget stops and is not counted, so one decision costs at most its budget plus one
-engine step.  A bot behind the protocol also keeps under half the game's decision limit,
+budget stops and is not counted (the clock is read every 8 engine steps), so one decision
+costs at most its budget plus about a millisecond.  A bot behind the protocol also keeps under half the game's decision limit,
 in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a short limit nor a
 loaded machine makes it time out.
 Heads-up it remembers which of its discards the other seat took (the pile shows it at its
