@@ -652,10 +652,10 @@ def replay(
             h = Header.from_data(header)
             game = run_replay(h, objects)
         except ReplayError as e:
-            typer.echo(f"{record}: does not verify: {e} (line {e.index + 1} of the file)")
+            typer.echo(printable(f"{record}: does not verify: {e} (line {e.index + 1} of the file)"))
             raise typer.Exit(1) from None
         except Exception as e:  # noqa: BLE001 - a shape the record check let through must not be a traceback
-            fail(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})")
+            fail(printable(f"{record}: the engine cannot replay this record ({type(e).__name__}: {e})"))
         typer.echo(f"{record}: verified {len(objects)} entries; {game.deal_no} deal(s), totals {game.totals}, "
                    f"placings {game.placings()}; {mac.text}")
         return
@@ -669,8 +669,8 @@ def replay(
         fail(f"--seat {seat}: no such seat; the seats of this game are 0 to {players - 1}")
     if deal is not None and deal < 1:
         fail(f"--deal {deal}: deals are numbered from 1")
-    typer.echo(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: "
-               f"{', '.join(printable(n) for n in names)}" + (f"; as seat {seat} saw it" if seat is not None else ""))
+    typer.echo(printable(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: "
+                         f"{', '.join(names)}" + (f"; as seat {seat} saw it" if seat is not None else "")))
     board = TableReplay(Header.from_data(header), names, seat, hands=private) if table else None
     current = 0
     for entry in entries:
