@@ -234,13 +234,11 @@ class _Handshake:
             if event in (zmq.EVENT_CONNECTED, zmq.EVENT_HANDSHAKE_SUCCEEDED):
                 self.connected = True
             elif event & _HANDSHAKE_FAILED:
-                if self.curve and event != zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+                if self.curve:  # ZeroMQ reports a wrong key and a plain listener alike (no detail, or protocol)
                     return (f"the referee at {self.endpoint} refused the encrypted connection: the server key "
-                            "(--server-key or ARENA_SERVER_KEY) is not its key; copy the key the referee printed "
-                            "(arena run writes it to OUT/remote.txt)")
-                if self.curve:
-                    return (f"the referee at {self.endpoint} does not encrypt its connections (arena play --listen "
-                            "does not): start the bot without --server-key and ARENA_SERVER_KEY")
+                            "(--server-key or ARENA_SERVER_KEY) is not its key (copy the key the referee printed; "
+                            "arena run writes it to OUT/remote.txt), or that referee does not encrypt (arena play "
+                            "--listen does not: drop the key)")
                 return (f"the referee at {self.endpoint} expects an encrypted connection: give the key it printed "
                         "with --server-key K or ARENA_SERVER_KEY (SPEC 12)")
         return None

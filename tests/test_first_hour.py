@@ -142,7 +142,8 @@ def test_a_remote_bot_with_the_wrong_server_key_is_told_so_at_once(no_leaks):
         assert done.returncode == 1 and "expects an encrypted connection" in done.stderr, done.stderr
         done = _sample_bot("--endpoint", f"tcp://127.0.0.1:{plain_port}",
                            env={"ARENA_TOKEN": "t" * 32, "ARENA_SERVER_KEY": public.decode()})
-        assert done.returncode == 1 and "does not encrypt" in done.stderr, done.stderr
+        assert done.returncode == 1 and "refused the encrypted connection" in done.stderr, done.stderr
+        assert "arena play --listen does not: drop the key" in done.stderr
     finally:
         server.close(linger=0)
         plain.close(linger=0)
@@ -267,3 +268,17 @@ command = "node js/bot.js"
     assert "print debug output to stderr" in chatty and "it wrote no output" not in chatty
     js = next(line for line in text.splitlines() if "'js'" in line)
     assert "Cannot find module 'zeromq'" in js and "npm ci --prefix js" in js, js
+
+
+@pytest.mark.slow
+def test_a_failed_start_shows_this_start_s_output_not_an_earlier_run_s_from_the_same_log(tmp_path, no_leaks):
+    bot = tmp_path / "dead.py"
+    bot.write_text("import sys\nprint('an old problem', file=sys.stderr)\nsys.exit(3)\n")
+    first = arena("play", "basic", f"{sys.executable} dead.py", "greedy", "--no-sandbox", "--record", "a.jsonl",
+                  cwd=tmp_path)
+    assert "last output: an old problem" in first.stderr, first.stderr
+    bot.write_text("import sys\nsys.exit(4)\n")  # the same bot's log (logs/dead.log), nothing written this time
+    again = arena("play", "basic", f"{sys.executable} dead.py", "greedy", "--no-sandbox", "--record", "b.jsonl",
+                  cwd=tmp_path)
+    assert "exited with code 4 before saying hello" in again.stderr, again.stderr
+    assert "an old problem" not in again.stderr

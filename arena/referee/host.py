@@ -92,6 +92,7 @@ class Peer:
     bind: str | None = None
     curve_secret: str | None = None
     left: str | None = None  # why the person at this seat left (the human seat's quit): a forfeit, not a crash
+    log_from: int = 0  # the size of the bot's log when it was last launched: what came before is not this start's
 
     @property
     def ready(self) -> bool:
@@ -210,6 +211,10 @@ class BotHost:
     def launch(self, peer: Peer) -> None:
         """Start the peer's compartment without a handshake (OSError or ValueError if it cannot start)."""
         log = self.log_path(peer)
+        try:
+            peer.log_from = log.stat().st_size  # a log kept from earlier runs goes on growing
+        except OSError:
+            peer.log_from = 0
         if peer.spec.remote:
             peer.process = launch(peer.spec, peer.token, log, listen=self._bind_for(peer),
                                   curve_secret=peer.curve_secret)
@@ -241,10 +246,21 @@ class BotHost:
         return ("malformed", f"printed {shown!r} on stdout before its hello: print debug output to stderr; "
                              "stdout carries only protocol lines (one JSON message per line)")
 
+    def output_of_start(self, peer: Peer, lines: int, max_bytes: int) -> str:
+        """The last ``lines`` lines the bot wrote since its last launch (never an earlier run's, in a
+        log folder that is used again), at most ``max_bytes`` of them."""
+        path = self.log_path(peer)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return ""
+        new = size - peer.log_from if size >= peer.log_from else size  # smaller: the log was rotated since
+        return log_tail(path, lines=lines, max_bytes=min(max_bytes, new)) if new > 0 else ""
+
     def _log_hint(self, peer: Peer) -> str:
         if peer.process is None:
             return ""
-        tail = log_tail(peer.process.log_path, lines=CAUSE_LINES, max_bytes=CAUSE_BYTES)
+        tail = self.output_of_start(peer, CAUSE_LINES, CAUSE_BYTES)
         if not tail:
             return ""
         cause, fix = start_cause(tail, peer.spec.command)

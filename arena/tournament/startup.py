@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from arena.referee.host import CAUSE_BYTES, CAUSE_LINES, LAST_OUTPUT, BotHost, start_cause
-from arena.referee.launch import install_cleanup, kill_all, log_tail
+from arena.referee.launch import install_cleanup, kill_all
 from arena.settings import BotSpec
 from arena.tournament.config import Tournament
 
@@ -58,9 +58,9 @@ def _start_one(t: Tournament, bot: BotSpec, log_dir: Path, hide: tuple[Path, ...
     finally:
         host.close("the start-up check is done")
     reason = reason.split(LAST_OUTPUT, 1)[0]  # the host's one-line hint: the tail below says more
-    tail = log_tail(host.log_path(peer), TAIL_LINES, TAIL_BYTES)
+    tail = host.output_of_start(peer, TAIL_LINES, TAIL_BYTES)
     output = f"; its last output: {' | '.join(line.strip() for line in tail.splitlines())}" if tail else "; it wrote no output"
-    long_tail = log_tail(host.log_path(peer), CAUSE_LINES, CAUSE_BYTES)
+    long_tail = host.output_of_start(peer, CAUSE_LINES, CAUSE_BYTES)
     cause, fix = start_cause(long_tail, bot.command) if long_tail else ("", "")
     if cause and cause not in tail:  # the error that ended it scrolled above the last lines (a stack trace)
         output = f"; {cause}{output}"
