@@ -1136,7 +1136,7 @@ def match_cmd(
     elo1: Annotated[float | None, typer.Option("--elo1", help="H1: A is this much stronger than B (default: 20 nElo for margin, 10 Elo for penta).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
-    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 2500,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 5000,
     out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
     time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,

@@ -198,7 +198,7 @@ def bench_default(tests: int, seed: int) -> None:
     """Pairs the default margin test (elo0 0, elo1 20 nElo) needs, by the true nElo of the pairs (any model)."""
     rng = np.random.default_rng(seed)
     test = sprt.Sprt(0, 20, ALPHA, BETA)
-    print(f"\nthe default margin test (elo0 0, elo1 20 nElo, cap 2,500 pairs), {tests} matches per row; the pairs it"
+    print(f"\nthe default margin test (elo0 0, elo1 20 nElo, cap 5,000 pairs), {tests} matches per row; the pairs it"
           " needs depend only on the true nElo of the pairs (heavy-tailed differences here):")
     print(f"{'true nElo':>9} {'H1 share':>8} {'mean pairs':>10} {'p95 pairs':>9} {'undecided':>9}")
     base = rng.standard_t(3, size=400_000)
@@ -209,7 +209,7 @@ def bench_default(tests: int, seed: int) -> None:
             x = sprt.pair_values(base + mid)
             lo, hi = (mid, hi) if sprt.nelo_of_delta(float(x.mean() / x.std())) < nelo else (lo, mid)
         shift = (lo + hi) / 2 if nelo else 0.0
-        v, n = run_margin(rng.standard_t(3, size=(tests, 2500)) + shift, test)
+        v, n = run_margin(rng.standard_t(3, size=(tests, 5000)) + shift, test)
         print(f"{nelo:>9} {(v == 1).mean():>8.1%} {n.mean():>10.0f} {np.percentile(n, 95):>9.0f} {(v == 0).mean():>9.1%}")
 
 
