@@ -164,3 +164,22 @@ def test_a_remote_seat_cannot_make_the_referee_reprint_its_token(tmp_path):
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_the_human_seat_shows_a_hostile_reason_and_name_as_typed():
+    from rich.console import Console
+    from rich.markup import escape
+
+    from arena.human.screen import describe_event
+
+    evil = "x\x1b[2J[link=http://evil.example/]y[/link][/]"
+    players = ["me", evil]
+    lines = [describe_event({"kind": "forfeit", "seat": 1, "failure": "crash", "reason": evil}, 0, players),
+             describe_event({"kind": "discard", "seat": 1, "card": "7H"}, 0, players)]
+    console = Console(record=True, width=400, force_terminal=True, color_system="truecolor")
+    for line in lines:
+        assert line is not None
+        console.print(f"  · {escape(line)}")  # as the screen draws a recent event: no MarkupError, no hyperlink
+    text = console.export_text()
+    assert ESC not in text and text.count("[link=http://evil.example/]y[/link][/]") == 3, text
+    assert "evil.example" not in console.export_html().split("<body")[1].replace("[link=http://evil.example/]", "")

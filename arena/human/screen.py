@@ -38,6 +38,11 @@ def sort_hand(hand: Sequence[str], by: str) -> list[str]:
     return sorted(hand, key=key)
 
 
+def _name(seat: int, me: int, players: Sequence[str]) -> str:
+    """A seat as plain text (``render`` escapes the recent events' lines as a whole)."""
+    return "you" if seat == me else (shown(players[seat]) if seat < len(players) else f"seat {seat}")
+
+
 def _who(seat: int, me: int, players: Sequence[str]) -> str:
     return "you" if seat == me else (markup(players[seat]) if seat < len(players) else f"seat {seat}")
 
@@ -64,9 +69,10 @@ class View:
 
 
 def describe_event(ev: dict[str, Any], me: int, players: Sequence[str]) -> str | None:
-    """One line for a public event (SPEC 6), or None for one not worth a line."""
+    """One line of plain text (names and reasons ``shown``) for a public event (SPEC 6), or None for
+    one not worth a line."""
     kind = ev.get("kind")
-    who = _who(ev["seat"], me, players) if isinstance(ev.get("seat"), int) else ""
+    who = _name(ev["seat"], me, players) if isinstance(ev.get("seat"), int) else ""
     if kind == "draw":
         return f"{who} took {ev.get('card')} from the discard pile" if ev.get("source") == "discard" else \
             f"{who} drew from the stock"
@@ -82,7 +88,7 @@ def describe_event(ev: dict[str, Any], me: int, players: Sequence[str]) -> str |
         return f"deal {ev['deal']} dealt; upcard {ev['upcard']}"
     if kind == "deal_end":
         out = ev.get("out")
-        ended = f"{_who(out, me, players)} went out" if isinstance(out, int) else f"ended ({shown(ev.get('reason'))})"
+        ended = f"{_name(out, me, players)} went out" if isinstance(out, int) else f"ended ({shown(ev.get('reason'))})"
         return f"deal {ev['deal']} {ended}; scores {ev['scores']}, totals {ev['totals']}"
     if kind == "rebuild":
         return "the stock was rebuilt from the discard pile"
