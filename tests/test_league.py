@@ -293,7 +293,7 @@ def test_a_league_file_validates_and_keeps_its_budget(fmt: str) -> None:
     ('format = "swiss"\ngames = 10\nmax_games = 5\n',
      "games: 96 games (whole rounds) is more than max_games = 5; lower games, or raise max_games"),
     ('format = "swis"\ngames = 10\n', "format: expected one of: round_robin, gauntlet, swiss, adaptive, "
-                                      "got 'swis'; did you mean 'swiss'?"),
+                                      "match, got 'swis'; did you mean 'swiss'?"),
 ])
 def test_league_keys_get_one_sentence_each(head: str, want: str) -> None:
     got = errors_of(head.replace("seating", "seating") + BASE)

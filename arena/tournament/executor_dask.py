@@ -160,8 +160,10 @@ class ArenaPlugin(WorkerPlugin):
             n = len(st["all"])
         t, root = self.t, st["root"]
         base = Path(t.base_dir)
+        # The plugin's root holds every uploaded bot's folder and data beside the logs: a bot's view is
+        # its own folders only (sandbox.view), so the logs are what must be covered, not the root.
         host = BotHost(t.time, root / "logs" / f"host{n}-{os.getpid()}", sandbox=t.sandbox,
-                       hide=(Path(self.out), root))
+                       hide=(Path(self.out), root / "logs"))
         peers = {}
         for b in t.bots:
             if b.name in st["cwds"]:
