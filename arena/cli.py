@@ -1253,6 +1253,11 @@ def check_bot_cmd(
     raise typer.Exit(0 if report.ok else 1)
 
 
+from arena.ladder.cli import ladder_app  # noqa: E402 - its commands live with the ladder (arena/ladder/cli.py)
+
+app.add_typer(ladder_app, name="ladder")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app(prog_name="arena")
 
