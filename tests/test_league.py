@@ -145,6 +145,7 @@ def test_settled_reads_the_covariance() -> None:
     assert settled(s, joint)[0] == pytest.approx(0.5 * math.erfc(-1.0 / math.sqrt(0.2) / math.sqrt(2.0)))
 
 
+@pytest.mark.slow  # choix and a finite-difference Hessian: seconds of CPU
 def test_league_fit_equals_choix_opt_rankings_and_its_covariance_is_the_inverse_hessian() -> None:
     import choix
 

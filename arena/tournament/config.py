@@ -66,6 +66,8 @@ from typing import Any
 import tomli_w
 
 import arena.settings as _settings
+from arena.errors import ArenaError
+from arena.integrity import open_private
 from arena.referee.sandbox import odd_file
 from arena.rules.options import RulesError, RuleSet, resolve
 from arena.rules.suits import suit_asymmetry
@@ -143,6 +145,8 @@ class Tournament:
     history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
     executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
     games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
+    top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
+    top_order: bool = False             # with top: their order too, not only who they are
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
     deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
@@ -176,6 +180,9 @@ class Tournament:
             out["challengers"] = list(self.challengers)
         if self.games is not None:
             out["games"] = self.games
+        if self.top is not None:
+            out["top"] = self.top
+            out["top_order"] = self.top_order
         out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,
@@ -224,7 +231,7 @@ class ConfigError:
         return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(ArenaError, ValueError):
     """Raised by ``load``: carries every ``ConfigError`` of the file."""
 
     def __init__(self, errors: list[ConfigError]) -> None:
@@ -336,7 +343,8 @@ def write_resolved(t: Tournament, folder: str | Path) -> Path:
     path = out / RESOLVED_FILE
     tmp = path.with_suffix(".toml.tmp")
     header = f"# Resolved tournament {t.name!r}: every default filled in, rules fully resolved.\n\n"
-    tmp.write_text(header + tomli_w.dumps(t.to_toml_data()), encoding="utf-8")
+    with open_private(tmp) as f:  # the organiser's: it names every entrant's command and env
+        f.write((header + tomli_w.dumps(t.to_toml_data())).encode("utf-8"))
     os.replace(tmp, path)
     return path
 
@@ -478,7 +486,8 @@ def _key_str(path: tuple[Part, ...]) -> str:
 
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
-             "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games", "deals", "deals_id")
+             "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games", "deals", "deals_id",
+             "top", "top_order")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
 _EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
@@ -623,6 +632,9 @@ class _Checker:
         if name is not None and any(c in name for c in "/\\\0"):
             self.err(("name",), f"expected a name without '/', '\\' or NUL (it names the results folder), got {name!r}")
             name = None
+        elif name is not None and not name.isprintable():  # it is printed: no escape code, newline or bidi override
+            self.err(("name",), f"expected a name without control characters (it is printed), got {name!r}")
+            name = None
         base = data.get("base_dir", _MISSING)
         if base is _MISSING:
             base_dir = file_dir
@@ -649,6 +661,7 @@ class _Checker:
                               choices=SEATINGS)
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
         games = self.games(data, fmt, max_tables)
+        top, top_order = self.top(data, fmt, bots)
         if fmt == "gauntlet" and max_tables is not None and bots is not None and seats is not None:
             self.gauntlet_cap(max_tables, len(challengers), len(bots) - len(challengers), seats)
         twin_suits = self.twin_suits(data, rules)
@@ -662,6 +675,8 @@ class _Checker:
         output = self.string(data, "output", (), default=f"results/{name}")
         if output is not None and "\0" in output:
             self.err(("output",), "expected a folder path without NUL characters")
+        elif output is not None and not output.isprintable():
+            self.err(("output",), f"expected a folder path without control characters (it is printed), got {output!r}")
         ladder = self.boolean(data, "ladder_points", (), default=False)
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
@@ -681,6 +696,8 @@ class _Checker:
             history=history,
             executor=executor,
             games=games,
+            top=top,
+            top_order=bool(top_order),
             deals=deals,
             deal_key=deal_key,
         )
@@ -791,6 +808,21 @@ class _Checker:
             self.err(("format",), f"a {fmt} league needs games = N: the budget of games it plays, in rounds")
             return None
         return self.integer(data, "games", (), minimum=1)
+
+    def top(self, data: dict[str, Any], fmt: str | None, bots: tuple[BotSpec, ...] | None) -> tuple[Any, Any]:
+        """``top = K`` (and ``top_order``): an adaptive league aiming at its top K (README, Leagues)."""
+        if "top" not in data:
+            if "top_order" in data:
+                self.err(("top_order",), "top_order needs top = K (the places it orders); add top or remove it")
+            return None, False
+        if fmt != "adaptive":
+            self.err(("top",), 'only an adaptive league has a top = K objective; add format = "adaptive" or remove top')
+            return None, False
+        top = self.integer(data, "top", (), minimum=1)
+        if top is not None and bots is not None and top >= len(bots):
+            self.err(("top",), f"expected fewer than the {len(bots)} bots (the top K is a part of the field), got {top}")
+            top = None
+        return top, self.boolean(data, "top_order", (), default=False)
 
     def gauntlet_cap(self, max_tables: int, challengers: int, pool: int, seats: int) -> None:
         """A gauntlet's ``max_tables`` below its table count gives every challenger as many tables."""

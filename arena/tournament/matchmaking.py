@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arena.tournament import league_objective
+
 Table = tuple[int, ...]
 FLOOR = 0.15  # sd (log-strength, about 26 Elo) of the independent noise in every adaptive draw
 
@@ -107,13 +109,16 @@ def adaptive_round(strength: np.ndarray, cov: np.ndarray, k: int, played: set[Ta
 
 
 def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndarray, np.ndarray] | None,
-                 games: Sequence[Table], byes: Sequence[int]) -> list[Table]:
+                 games: Sequence[Table], byes: Sequence[int], top: int | None = None, order: bool = False,
+                 uneven: bool = False, idle: Sequence[int] | None = None) -> list[Table]:
     """Round ``r``'s tables of a ``swiss`` or ``adaptive`` league of ``n`` bots at ``k`` seats.
 
     ``fit``: ``ratings.league_fit`` of the games of rounds before ``r`` (None for round 0: a seeded
     random order); ``games``: the table of every one of those games (bot numbers, one entry per game);
     ``byes[b]``: rounds bot ``b`` sat out.  The round's own ``random.Random`` is seeded by
     (format, seed, round), so a round's choice depends on nothing but these arguments.
+    An adaptive league with ``top = K`` (or ``uneven``) allocates its seats unevenly after its first
+    rounds (``arena.tournament.league_objective``; ``idle[b]``: rounds in a row ``b`` has sat out).
     """
     rng = random.Random(f"arena-league:{fmt}:{seed}:{r}")
     played = set(games)
@@ -124,6 +129,14 @@ def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndar
     if fmt == "swiss":
         order = sorted(range(n), key=lambda b: (-float(strength[b]), b))
         return swiss_round(order, k, played, byes, rng)[0]
+    if fmt == "adaptive" and (uneven or top is not None) and r >= league_objective.WARMUP:
+        played = [0] * n
+        for table in games:
+            for b in table:
+                played[b] += 1
+        gen = league_objective.generator("arena-league-uneven", seed, r, top, order)
+        return league_objective.league_round(strength, cov, k, top, order, idle if idle is not None else byes,
+                                             played, gen, FLOOR)
     if fmt == "adaptive":
         return adaptive_round(strength, cov, k, played, byes, rng)[0]
     raise ValueError(f"unknown league format {fmt!r}; expected swiss or adaptive")

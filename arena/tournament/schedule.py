@@ -408,8 +408,11 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
     for e in prev:
         seated[round_of(t, e.index)].update(pos[b] for b in e.seats)
     byes = [sum(b not in s for s in seated) for b in range(len(names))]
+    idle = [next((i for i, s in enumerate(reversed(seated)) if b in s), r) for b in range(len(names))]
     fit = ratings.league_fit(prev, names) if prev else None
-    chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes)
+    chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes,
+                                      top=getattr(t, "top", None), order=bool(getattr(t, "top_order", False)),
+                                      idle=idle)
     return tuple(tuple(names[i] for i in table) for table in chosen)
 
 

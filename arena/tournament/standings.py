@@ -38,7 +38,10 @@ schedule: the mean rating of the opponents a bot met, game by game) beside
 a Settled column giving, for each bot, the chance that it is truly ahead of the
 next bot in the order (the league fit's normal posterior, covariance included:
 ``ratings.league_fit``, ``matchmaking.settled``); csv and json carry them as
-``sos`` and ``settled``.  The other formats' output has neither.
+``sos`` and ``settled``.  The other formats' output has neither.  An adaptive league
+with ``top = K`` adds a Top K% column: the chance a bot is in the top K (the share of
+joint posterior draws of the league fit putting it there), shown around the cut
+(csv and json: ``top_pct`` for every bot).
 
 Seat advantage (json ``seat_advantage``, and the report): per table size, each
 seat's win rate and mean placing, and those of the player who played first (as
@@ -138,6 +141,7 @@ class Row:
     provisional: bool = False  # too few games or deal-sets (ratings.Rating.provisional): ranked after the rest
     deal_sets: int = 0         # deal-sets the bot played in
     sos: float | None = None   # leagues: strength of schedule, the mean rating of the opponents it met
+    top_pct: float | None = None  # top = K leagues: the chance (0..1) this bot is in the top K
 
 
 @dataclass
@@ -153,6 +157,7 @@ class Standings:
     within_noise: list[list[str]] = field(default_factory=list)  # runs of adjacent bots whose intervals overlap
     deal_sets: int = 0        # duplicate deal-sets the games came from
     league: bool = False      # swiss or adaptive: the Settled and SoS columns
+    top: int | None = None    # an adaptive league's top = K: the Top K% column
     total: int | None = None  # games in the schedule (None without a tournament file): a partial run says so
     seat_advantage: list[dict[str, Any]] = field(default_factory=list)  # per table size (``seat_advantage``)
 
@@ -162,6 +167,10 @@ class Standings:
             del data["league"]
             for row in data["rows"]:
                 del row["settled"], row["sos"]
+        if self.top is None:
+            del data["top"]
+            for row in data["rows"]:
+                del row["top_pct"]
         for row in data["rows"]:
             if not row["games"]:  # the fit's prior, not a rating
                 row["rating"] = row["rating_low"] = row["rating_high"] = None
@@ -342,8 +351,9 @@ def compute(folder: str | Path, resamples: int = 0, drop_bad_lines: bool = False
     sign = -1.0 if isinstance(rules, dict) and rules.get("scoring") == "penalty" else 1.0
     seed = info.get("seed", 0) if isinstance(info.get("seed", 0), int) else 0
     league = info.get("format") in schedule.LEAGUES
+    top = info.get("top") if league and isinstance(info.get("top"), int) else None
     st = _standings(str(info.get("name", folder.name)), entries, bots_cfg, ladder, sign, seed, resamples,
-                    dropped + contents.problems, league=league, first_seat=_first_seat(folder))
+                    dropped + contents.problems, league=league, first_seat=_first_seat(folder), top=top)
     st.set_aside = dropped
     st.total = _schedule_size(folder)
     return st
@@ -370,7 +380,7 @@ def _first_seat(folder: Path) -> Callable[[int, int], int | None] | None:
 
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
                resamples: int, problems: list[str], league: bool = False,
-               first_seat: Callable[[int, int], int | None] | None = None) -> Standings:
+               first_seat: Callable[[int, int], int | None] | None = None, top: int | None = None) -> Standings:
     names = ratings.bot_order(entries, bots)
     fit = ratings.league_fit(entries, names) if league and entries else None  # Settled's
     rfit = ratings.rating_fit(entries, names)
@@ -442,12 +452,15 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
         ))
     if fit is not None:
         rows = _with_settled(rows, names, fit)
+        if top is not None and top < len(names):
+            rows = _with_top(rows, names, fit, top, seed)
     cross = {a: {b: (_pair(pair[a][b], wld[a][b], set_sums[a][b]) if b != a else None) for b in order}
              for a in order}
     deal_sets = len({(e.table, e.set) for e in entries})
     return Standings(name, len(entries), ladder, kinds, rows, cross, list(problems),
                      within_noise=_noise_runs(rows, rfit) if deal_sets >= 2 else [], deal_sets=deal_sets,
-                     league=league, seat_advantage=seat_advantage(entries, first_seat))
+                     league=league, seat_advantage=seat_advantage(entries, first_seat),
+                     top=top if league and top is not None and top < len(names) else None)
 
 
 def seat_advantage(entries: list[JournalEntry],
@@ -495,6 +508,35 @@ def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.n
     strength, cov = fit
     ahead = matchmaking.settled(strength, cov, [pos[r.bot] for r in rows])
     return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
+
+
+TOP_DRAWS = 4000  # posterior draws behind Top K%: its sampling error is under 1 point
+
+
+def _with_top(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray], top: int,
+              seed: int) -> list[Row]:
+    """Each row with the chance its bot is in the top ``top``: the share of joint draws from the league fit's
+    posterior that put it there (seeded, so the same journal shows the same figures)."""
+    from arena.tournament import league_objective
+
+    strength, cov = fit
+    draws = league_objective.posterior_draws(strength, cov, TOP_DRAWS,
+                                             league_objective.generator("arena-standings-top", seed, top))
+    chance = league_objective.top_probability(draws, top)
+    pos = {b: i for i, b in enumerate(names)}
+    return [replace(r, top_pct=float(chance[pos[r.bot]])) for r in rows]
+
+
+def top_cell(st: Standings, i: int) -> str:
+    """The Top K% cell of row ``i``: shown around the cut (rows K and K + 1, and every row between the first
+    and the last whose chance is between 1% and 99%), blank where the answer is settled."""
+    chances = [r.top_pct for r in st.rows]
+    if st.top is None or chances[i] is None:
+        return ""
+    unsure = [j for j, p in enumerate(chances) if p is not None and 0.01 < p < 0.99]
+    lo = min(unsure + [st.top - 1])
+    hi = max(unsure + [min(st.top, len(st.rows) - 1)])
+    return f"{100 * chances[i]:.0f}%" if lo <= i <= hi else ""
 
 
 def _pair(margin: _Clustered, wld: list[int], set_sums: dict[tuple[int, int], float]) -> Pair | None:
@@ -554,6 +596,8 @@ def _header(st: Standings, wide: bool) -> list[str]:
         cols.append("Points")
     if st.league:
         cols.append("Settled")
+    if st.top is not None:
+        cols.append(f"Top {st.top}%")
     if not wide:
         return cols + (["Fails"] if st.failure_kinds else [])
     return cols + [column(k) for k in st.failure_kinds]
@@ -566,7 +610,7 @@ def rating_text(r: Row) -> str:
     return f"{r.bound + ' ' if r.bound else ''}{r.rating:.0f}{'?' if r.provisional else ''}"
 
 
-def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
+def _cells(st: Standings, r: Row, wide: bool, i: int = 0) -> list[str]:
     cells = [str(r.rank), r.bot, rating_text(r), "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
              f"{r.avg_place:.2f}"]
     cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
@@ -576,6 +620,8 @@ def _cells(st: Standings, r: Row, wide: bool) -> list[str]:
         cells.append(str(r.points))
     if st.league:
         cells.append("-" if r.settled is None else f"{100 * r.settled:.0f}%")
+    if st.top is not None:
+        cells.append(top_cell(st, i))
     if not wide:
         return cells + ([str(sum(r.failures.values()))] if st.failure_kinds else [])
     return cells + [str(r.failures.get(k, 0)) for k in st.failure_kinds]
@@ -632,7 +678,7 @@ def _render_rich(st: Standings, wide: bool) -> str:
             t.add_row(*(rich_text(c) for c in row))
         console.print(t)
 
-    table(f"{st.name}: {st.progress}", _header(st, wide), (_cells(st, r, wide) for r in st.rows), left=1)
+    table(f"{st.name}: {st.progress}", _header(st, wide), (_cells(st, r, wide, i) for i, r in enumerate(st.rows)), left=1)
     if wide:
         head, body = _cross_rows(st, "\n")
         table(CROSS_TITLE, head, body, left=0)
@@ -650,7 +696,7 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
     if fmt == "md":
         head, body = _cross_rows(st, " · ")
         parts = [f"## {md_cell(st.name)}: {st.progress}", "",
-                 _md_table(_header(st, True), (_cells(st, r, True) for r in st.rows)),
+                 _md_table(_header(st, True), (_cells(st, r, True, i) for i, r in enumerate(st.rows))),
                  "", f"### {CROSS_TITLE}", "", _md_table(head, body)]
         parts += [""] + [f"> note: {md_cell(n)}" for n in st.notes] if st.notes else []
         return "\n".join(parts) + "\n"
@@ -660,6 +706,7 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
         cols = ["rank", "bot", "rating", "ci95", "games", "first_pct", "avg_place", "avg_score", "margin",
                 "margin_ci95", "bound", "provisional"] + (["points"] if st.ladder_points else []) \
             + (["settled", "sos"] if st.league else []) \
+            + (["top_pct"] if st.top is not None else []) \
             + list(st.failure_kinds)
         w.writerow(cols)
         for r in st.rows:
@@ -672,6 +719,8 @@ def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
                 row.append(r.points)
             if st.league:
                 row += ["" if r.settled is None else round(r.settled, 4), "" if r.sos is None else round(r.sos, 1)]
+            if st.top is not None:
+                row.append("" if r.top_pct is None else round(r.top_pct, 4))
             w.writerows([row + [r.failures.get(k, 0) for k in st.failure_kinds]])
         return buf.getvalue()
     if fmt == "json":

@@ -1,0 +1,151 @@
+"""What an adaptive league aims at, and who plays how much in a round (pure, seeded).
+
+Owns the ``top = K`` objective and uneven allocation (README, Leagues):
+
+- ``posterior_draws``: joint draws of the strengths from the league fit's normal posterior.
+- ``top_probability``: per bot, the chance it is in the top K (the share of draws that put it there).
+- ``contested``: per bot, the chance its answer is wrong: for ``top = K`` whether it is in the top K
+  (with ``order``, also its place within the top K), for the whole order (``top = None``) the number
+  of bots it may be misordered with.  A bot whose answer is settled has (almost) nothing to learn.
+- ``allocate``: the seats of a round (always ``n // k`` tables, so a league's game indices are
+  unchanged) given to the contested bots, up to ``CAP`` tables each a round; settled bots sit out,
+  but none sits out more than ``IDLE_MAX`` rounds in a row (the floor: every bot plays at least one
+  round in ``IDLE_MAX + 1``), and the first ``WARMUP`` rounds seat everyone once.
+- ``uneven_round``: the round's tables: each seat a bot holds gets its own posterior draw, the seats
+  are sorted by it and cut into tables of k distinct bots, so contested bots meet the bots they may
+  be confused with.
+
+Every choice is a function of its arguments (the fit, the rounds sat out, the seeded generator), so
+a resumed league chooses the same tables (docs/ARCHITECTURE.md section 5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+Table = tuple[int, ...]
+WARMUP = 2      # rounds that seat every bot once, before the fit can tell who is settled
+IDLE_MAX = 3    # rounds in a row a bot may sit out: it plays at least one round in four
+CAP = 4         # tables a bot may hold in one round (its games run beside each other)
+DRAWS = 256     # posterior draws per round
+SETTLED = 0.02  # a bot whose answer is wrong with less than this chance is given no seat beyond the floor
+
+
+def generator(*parts: object) -> np.random.Generator:
+    """A numpy generator seeded by a digest of ``parts`` (the same parts, the same draws, on any machine)."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
+def posterior_draws(strength: np.ndarray, cov: np.ndarray, draws: int, rng: np.random.Generator,
+                    floor: float = 0.0) -> np.ndarray:
+    """``draws`` x n joint draws of the log-strengths (plus independent noise of sd ``floor``)."""
+    n = len(strength)
+    root = np.linalg.cholesky(cov + 1e-12 * np.eye(n))
+    z = rng.standard_normal((draws, n))
+    return strength[None, :] + z @ root.T + floor * rng.standard_normal((draws, n))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """0-based ranks, best (largest) first, along the last axis; ties by bot number."""
+    return np.argsort(np.argsort(-values, axis=-1, kind="stable"), axis=-1, kind="stable")
+
+
+def top_probability(samples: np.ndarray, top: int) -> np.ndarray:
+    """Per bot: the share of posterior draws (rows of ``samples``) that put it in the top ``top``."""
+    return (_ranks(samples) < top).mean(axis=0)
+
+
+def contested(strength: np.ndarray, samples: np.ndarray, top: int | None, order: bool = False) -> np.ndarray:
+    """Per bot: how wrong its answer may be under the posterior (see the module)."""
+    point = _ranks(strength[None, :])[0]
+    drawn = _ranks(samples)
+    if top is None:
+        ahead = np.sign(strength[:, None] - strength[None, :])
+        flips = np.sign(samples[:, :, None] - samples[:, None, :]) != ahead[None, :, :]
+        np.einsum("dii->di", flips)[...] = False
+        return flips.sum(axis=2).mean(axis=0)
+    wrong = (drawn < top) != (point < top)[None, :]
+    if order:
+        wrong |= (np.minimum(drawn, point[None, :]) < top) & (drawn != point[None, :])
+    return wrong.mean(axis=0)
+
+
+def allocate(weight: np.ndarray, idle: Sequence[int], played: Sequence[int], seats: int, cap: int) -> np.ndarray:
+    """Seats (tables) per bot this round: ``seats`` in all, at most ``cap`` each, the floor first.
+
+    ``idle[b]``: rounds in a row bot ``b`` has sat out; ``played[b]``: its games so far (the tie-break,
+    fewest first, so that settled bots share the spare seats evenly).
+    """
+    n = len(weight)
+    counts = np.zeros(n, dtype=int)
+    due = sorted((b for b in range(n) if idle[b] >= IDLE_MAX), key=lambda b: (-idle[b], played[b], b))
+    for b in due[:seats]:
+        counts[b] = 1
+    left = seats - int(counts.sum())
+    value = np.where(weight >= SETTLED, weight, 0.0)
+    for _ in range(left):
+        gain = np.where(counts < cap, value / (counts + 1), -1.0)
+        best = float(gain.max())
+        # among equal gains (the settled, at 0): who has played least, then bot number
+        tied = [b for b in range(n) if gain[b] == best]
+        b = min(tied, key=lambda b: (counts[b], played[b], b))
+        counts[b] += 1
+    return counts
+
+
+def uneven_round(strength: np.ndarray, cov: np.ndarray, k: int, counts: np.ndarray,
+                 rng: np.random.Generator, floor: float) -> list[Table]:
+    """Tables of k distinct bots, ``counts[b]`` of them holding bot ``b``, from neighbours in posterior draws."""
+    n = len(strength)
+    tables_n = int(counts.sum()) // k
+    copies = [(b, c) for b in range(n) for c in range(int(counts[b]))]
+    draws = posterior_draws(strength, cov, max(1, int(counts.max(initial=1))), rng, floor)
+    copies.sort(key=lambda bc: (-float(draws[bc[1], bc[0]]), bc[0], bc[1]))
+    tables = [[b for b, _ in copies[i * k:(i + 1) * k]] for i in range(tables_n)]
+    if not _mend_duplicates(tables):
+        # a construction that always works (no bot holds more tables than there are): a bot's
+        # copies are consecutive in bot order, dealt out to the tables in turn
+        flat = sorted(b for b, _ in copies)
+        tables = [flat[t::tables_n] for t in range(tables_n)]
+    return [tuple(sorted(t)) for t in tables]
+
+
+def _mend_duplicates(tables: list[list[int]]) -> bool:
+    """Swap seats between the nearest tables until no table holds a bot twice; False if one is left."""
+    for t in range(len(tables)):
+        while len(set(tables[t])) < len(tables[t]):
+            i = next(i for i, b in enumerate(tables[t]) if b in tables[t][:i])
+            b = tables[t][i]
+            done = False
+            for dist in range(1, len(tables)):
+                for u in (t + dist, t - dist):
+                    if not 0 <= u < len(tables) or b in tables[u]:
+                        continue
+                    for j, x in enumerate(tables[u]):
+                        if x not in tables[t]:
+                            tables[t][i], tables[u][j] = x, b
+                            done = True
+                            break
+                    if done:
+                        break
+                if done:
+                    break
+            if not done:
+                return False
+    return True
+
+
+def league_round(strength: np.ndarray, cov: np.ndarray, k: int, top: int | None, order: bool,
+                 idle: Sequence[int], played: Sequence[int], rng: np.random.Generator,
+                 floor: float) -> list[Table]:
+    """An uneven round (after ``WARMUP``): seats by how contested each bot is, then tables of neighbours."""
+    n = len(strength)
+    samples = posterior_draws(strength, cov, DRAWS, rng)
+    weight = contested(strength, samples, top, order)
+    tables_n = n // k
+    counts = allocate(weight, idle, played, tables_n * k, min(CAP, tables_n))
+    return uneven_round(strength, cov, k, counts, rng, floor)
