@@ -14,7 +14,9 @@ shows them to a person passes them through here, at the point where the text lea
   ``[/]`` stay literal), and ``markup`` for text spliced into a markup string;
 - ``csv_cell``: ``shown`` text that a spreadsheet cannot take for a formula (a leading ``=``,
   ``+``, ``-``, ``@``, tab or CR gets a ``'`` in front);
-- ``md_cell``: ``shown`` text with Markdown's link, emphasis, HTML and table characters escaped.
+- ``md_cell``: ``shown`` text with Markdown's link, emphasis, HTML and table characters escaped;
+- ``clipped``: a bot's string cut to ``QUOTE_CHARS`` characters before the referee quotes it in a
+  reason (a game id, a decoder's detail), so what it records and repeats has a stated size.
 
 HTML needs nothing here: the report's templates are autoescaped by Jinja2 (``arena.report``).
 """
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _MD_SPECIAL = "\\`*_[]()<>|#!~"
+QUOTE_CHARS = 80  # of a bot's string quoted in a reason (SPEC 9, SECURITY.md "Bots' words")
 
 
 def _escape_char(c: str) -> str:
@@ -76,3 +79,14 @@ def csv_cell(text: object) -> str:
 def md_cell(text: object) -> str:
     """``shown`` text with Markdown's special characters escaped (no link, emphasis, HTML or cell break)."""
     return "".join("\\" + c if c in _MD_SPECIAL else c for c in shown(text))
+
+
+def clipped(text: object, limit: int = QUOTE_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut said (``...(+N chars)``) within them.
+
+    The text is kept as it is (not ``shown``): a reason is data in the record, made safe where shown."""
+    s = text if isinstance(text, str) else str(text)
+    if len(s) <= limit:
+        return s
+    keep = limit - len(f"...(+{len(s)} chars)")  # the count cut has at most len(s)'s digits
+    return s[:keep] + f"...(+{len(s) - keep} chars)" if keep > 0 else s[:max(0, limit)]

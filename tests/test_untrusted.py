@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from arena.untrusted import csv_cell, markup, md_cell, rich_text, shown, shown_lines
+from arena.untrusted import QUOTE_CHARS, clipped, csv_cell, markup, md_cell, rich_text, shown, shown_lines
 from tests.conftest import ROOT, run_game
 
 WORDS = str(ROOT / "tests" / "bots" / "words.py")
@@ -44,6 +44,18 @@ def test_markup_stays_literal():
     text = console.export_text()
     assert text.count(evil) == 2
     assert "evil.example" not in console.export_html().split("<body")[1].replace(evil, "")
+
+
+def test_clipped_cuts_to_the_limit_and_says_so():
+    assert clipped("g1") == "g1" and clipped("x" * QUOTE_CHARS) == "x" * QUOTE_CHARS
+    for n in (QUOTE_CHARS + 1, 99, 100, 1000, 1 << 20):
+        c = clipped("G" * n)
+        assert len(c) <= QUOTE_CHARS and c.startswith("G" * 40), (n, c)
+        kept = len(c) - len(c[c.index("..."):])
+        assert c.endswith(f"...(+{n - kept} chars)"), c  # the count is what was cut
+    assert clipped("\x1b[2J") == "\x1b[2J"  # kept as data: made safe where it is shown, not here
+    assert len(clipped("z" * 50, 5)) == 5  # a limit too small for the note: a plain cut
+    assert clipped(12345678, 4) == "1234"
 
 
 def test_csv_cells_are_no_formulas():

@@ -41,10 +41,15 @@ from arena.rules.options import RuleSet
 from arena.rules.record import header_of
 from arena.rules.suits import SuitMap
 from arena.settings import FailurePolicy, TimeControl
+from arena.untrusted import clipped
 from protocol.messages import MAX_MESSAGE_BYTES, Clock, Draw, Hello, MessageError, decode_from_bot, encode
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out
+MAX_RECORDED_FAILURES = 50  # per seat and game, all kinds (stale among them); more are counted, not written out
+# A reason's size (SPEC 9): a bot's string quoted in it is cut to untrusted.QUOTE_CHARS (80) characters,
+# a decoder's detail (which quotes the bot's values) to DETAIL_CHARS, and the whole reason to REASON_CHARS.
+DETAIL_CHARS, REASON_CHARS = 160, 400
 FAILURE_OUTPUT_LINES, FAILURE_OUTPUT_BYTES = 10, 2048  # what a failure entry keeps of the bot's last output
 CPU_POLL_S = 0.005  # how often the CPU clock of a deciding bot is read while it thinks
 WALL_CEILING_FACTOR = 4  # CPU clock: a decision also ends after this many times its limit in wall time...
@@ -63,6 +68,7 @@ class SeatState:
     strikes: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     stale_recorded: int = 0
+    recorded: int = 0  # failure entries written for this seat in this game (MAX_RECORDED_FAILURES)
     referee_plays: bool = False  # the bot is gone for this game: the referee plays safe moves
     latencies: list[float] = field(default_factory=list)
     answered_ms: float | None = None  # latency of the decision being applied, if the bot answered it
@@ -357,10 +363,10 @@ class Referee:
             msg = decode_from_bot(item.data)
         except MessageError as e:
             if e.shape and e.seq is not None and (e.seq != seq or e.game != self.game_id):
-                self._stale(st, e.seq, f"a reply to seq {e.seq} (game {e.game}) while seq {seq} is asked, "
-                                       "and of the wrong shape")
+                self._stale(st, e.seq, f"a reply to seq {e.seq} (game {clipped(e.game)}) while seq {seq} is "
+                                       "asked, and of the wrong shape")
                 return "junk"
-            return Failed(self._fail(st, e.kind, e.reason, seq=seq))
+            return Failed(self._fail(st, e.kind, clipped(e.reason, DETAIL_CHARS), seq=seq))
         if isinstance(msg, Hello):
             self.host.send_error(peer, "protocol", "hello again in the middle of a game is ignored", retry=False,
                                  game=self.game_id, seq=seq)
@@ -368,7 +374,7 @@ class Referee:
         if msg.game != self.game_id or msg.seq != seq:
             kind = "draw" if isinstance(msg, Draw) else "play"
             self._stale(st, msg.seq if msg.game == self.game_id else None,
-                        f"a {kind} reply for seq {msg.seq} of game {msg.game} "
+                        f"a {kind} reply for seq {msg.seq} of game {clipped(msg.game)} "
                         f"while seq {seq} of game {self.game_id} is asked")
             return "junk"
         want = Draw if decision == "draw" else PlayMessage
@@ -417,7 +423,8 @@ class Referee:
         """A person left the seat (the human seat's ``q``): a forfeit with their reason, whatever the
         policy, since no one is left to retry for and the referee does not play a person's seat."""
         st.failures["disconnect"] += 1
-        self._log_failure(st, "disconnect", reason, "forfeit")
+        reason = clipped(reason, REASON_CHARS)
+        self._log_failure(st, "disconnect", reason, "forfeit", final=True)
         st.referee_plays = True
         self._absorb(self.game.forfeit(st.seat, reason, "disconnect"))
         return "forfeit"
@@ -456,27 +463,34 @@ class Referee:
         if seq is not None and seq in st.timed_out:
             return
         st.failures["stale"] += 1
+        reason = clipped(reason, REASON_CHARS)
         if st.stale_recorded < MAX_RECORDED_STALE:
             st.stale_recorded += 1
             self._log_failure(st, "stale", reason, "dropped")
             self.host.send_error(st.peer, "stale", f"dropped: {reason}", retry=False, game=self.game_id, seq=seq)
 
-    def _log_failure(self, st: SeatState, kind: str, reason: str, action: str) -> None:
+    def _log_failure(self, st: SeatState, kind: str, reason: str, action: str, final: bool = False) -> None:
+        """Write a failure entry, unless this seat already has MAX_RECORDED_FAILURES in this game (its
+        failures are still counted in ``failures`` and the policy still applies); the ``final`` one,
+        after which the seat asks nothing more (forfeit, or gone), is always written: one more at most."""
+        if st.recorded >= MAX_RECORDED_FAILURES and not final:
+            return
+        st.recorded += 1
         g = self.game
         proc = st.peer.process
         # What the bot last wrote, and where the rest is: read only for failures worth reading (not stale).
         log = str(proc.log_path) if proc is not None else None
         output = (log_tail(proc.log_path, FAILURE_OUTPUT_LINES, FAILURE_OUTPUT_BYTES) or None) \
             if proc is not None and kind != "stale" else None
-        entry = Failure(st.seat, st.peer.spec.name, kind, reason, action, g.deal_no, g.turn + 1, output=output,
-                        log=log)
+        entry = Failure(st.seat, st.peer.spec.name, kind, clipped(reason, REASON_CHARS), action, g.deal_no,
+                        g.turn + 1, output=output, log=log)
         self.record.append(entry)
         self.failure_log.append(entry)
         self.on_entry(entry)
 
     def _fail(self, st: SeatState, kind: str, reason: str, seq: int | None = None, startup: bool = False) -> str:
         """Record a failure and apply the policy: returns "retry", "default" or "forfeit"."""
-
+        reason = clipped(reason, REASON_CHARS)  # as recorded, told to the bot and given to the forfeit
         st.failures[kind] += 1
         row = failure_row(kind)
         policy = self.policy.policy(kind)
@@ -486,7 +500,7 @@ class Referee:
             if gone or st.strikes > self.policy.strikes:
                 policy = "default"
         action = policy if not (gone and policy == "default") else "referee plays safe moves for the rest of the game"
-        self._log_failure(st, kind, reason, action)
+        self._log_failure(st, kind, reason, action, final=gone or policy == "forfeit")
         if not gone:
             self.host.send_error(st.peer, row.told or "protocol", reason, retry=policy == "retry", game=self.game_id,
                                  seq=seq)

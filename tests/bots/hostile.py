@@ -28,6 +28,9 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
                 stderr how many it got ("forked N"), then replies
   junk          at every request first sends 40 messages of 1 MiB that answer nothing asked (stale and
                 out-of-turn replies), then its legal reply padded to 1 MiB
+  huge_words    at every request first sends 8 stale replies whose game id is ~1 MiB of text (every
+                other one of the wrong shape), and at every 3rd request a reply whose `type` is ~1 MiB
+                of text (malformed: the decoder's reason quotes it) before its legal one
 """
 
 from __future__ import annotations
@@ -142,6 +145,19 @@ def junk_burst(sock, msg: dict, reply: bytes) -> bytes:
             stale["game"] = "another-game"
         sock.send(json.dumps(stale).encode())
     return json.dumps({**json.loads(reply), "x": pad}).encode()
+
+
+def huge_words(sock, msg: dict, reply: bytes, requests: int) -> None:
+    """Stale replies (and, every 3rd request, a malformed one) that make the referee quote ~1 MiB of
+    text in its reasons, were it to quote what a bot said as it is."""
+    big = "G" * ((1 << 20) - 300)
+    for i in range(8):
+        stale = {**json.loads(reply), "game": big}
+        if i % 2:
+            stale["source"] = "nowhere"  # the wrong shape: the decoder salvages the game id
+        sock.send(json.dumps(stale).encode())
+    if requests % 3 == 0:
+        sock.send(json.dumps({**json.loads(reply), "type": big}).encode())
 
 
 def flood(endpoint: str, stop: threading.Event) -> None:
@@ -352,6 +368,8 @@ def main() -> int:
             time.sleep(0.5)
         if mode == "junk":
             reply = junk_burst(sock, msg, reply)
+        if mode == "huge_words":
+            huge_words(sock, msg, reply, requests)
         sock.send(reply)
         if mode == "offturn_mem" and requests == 2:
             for _ in range(40):  # 400 MiB, 10 MiB at a time, every page touched
