@@ -41,3 +41,31 @@ def test_huge_game_ids_and_values_make_no_huge_record(tmp_path):
     # The honest seat was charged nothing; the game was played to its end (no timeout from 1 MiB errors).
     assert not result.failures[1] and "timeout" not in result.failures[0]
     assert result.end_reason and result.decisions > 20
+
+
+# -- the human seat's last line: hello names are data, not markup -----------------------------------
+
+def test_the_human_seats_game_over_line_shows_hostile_names_as_typed():
+    import os
+
+    from arena.human.seat import HumanSeat
+    from protocol.messages import GameOver
+
+    evil = "x\x1b[2J[link=http://evil.example/]click[/link][/]"
+    master, slave = os.openpty()
+    try:
+        seat = HumanSeat(os.ttyname(slave))  # draws on a terminal, as `arena play ... human` makes it
+        seat.me = 0
+        seat.view.players = ["me", evil, "[bold red]mallory"]
+        seat.on_game_over(GameOver(game="g", placings=[2, 1, 3], totals=[10, 0, 30], reason="deals[/]"))
+        seat.screen.flush()
+        out = os.read(master, 1 << 16).decode()
+        seat.keys.close()
+        seat.screen.close()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert "Game over" in out
+    assert "[link=http://evil.example/]click[/link][/]" in out and "[bold red]mallory" in out, out
+    assert "\x1b]8;" not in out and "\x1b[2J" not in out, repr(out)  # no hyperlink, no clear-screen
+    assert "deals[/]" in out

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from arena.human import LEFT_EXIT, commands
 from arena.human.screen import View, describe_event, render
+from arena.untrusted import markup
 from protocol.client import Bot
 from protocol.messages import Error, GameOver, KnownEvent, NewGame, Observation
 
@@ -80,9 +81,11 @@ class HumanSeat(Bot):
                                  "no strikes left: a wrong move now is replaced by a safe one")
 
     def on_game_over(self, msg: GameOver) -> None:
-        places = ", ".join(f"{'you' if s == self.me else self.view.players[s]} {p}. ({t})"
+        # Names and the reason are data: escaped for the markup, so "[/]" or "[link=...]" in a hello
+        # name neither crashes this line nor styles it.
+        places = ", ".join(f"{'you' if s == self.me else markup(self.view.players[s])} {p}. ({t})"
                            for s, (p, t) in sorted(enumerate(zip(msg.placings, msg.totals)), key=lambda x: x[1][0]))
-        self.console.print(f"[bold]Game over[/] ({msg.reason}): {places}")
+        self.console.print(f"[bold]Game over[/] ({markup(msg.reason)}): {places}")
 
     # -- decisions -------------------------------------------------------------------------------
     def draw(self, observation: Observation) -> str:
