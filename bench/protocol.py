@@ -96,7 +96,8 @@ def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
         cmd = f"{sys.executable} -m bench.timed_bot greedy"
         host = BotHost(tc, Path(tmp) / "logs", sandbox=sandbox)
         try:
-            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd), cwd=ROOT) for i in range(2)]
+            # cwd given: the sandbox shows the bot this checkout (bench.timed_bot is not a bundled bot)
+            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd, cwd="."), cwd=ROOT) for i in range(2)]
             starts = []
             for p in peers:
                 t = time.perf_counter()
