@@ -69,3 +69,62 @@ def test_the_human_seats_game_over_line_shows_hostile_names_as_typed():
     assert "[link=http://evil.example/]click[/link][/]" in out and "[bold red]mallory" in out, out
     assert "\x1b]8;" not in out and "\x1b[2J" not in out, repr(out)  # no hyperlink, no clear-screen
     assert "deals[/]" in out
+
+
+# -- --listen :PORT is loopback; 0.0.0.0:PORT is every interface --------------------------------------
+
+def test_a_tournaments_listen_without_a_host_is_loopback(tmp_path):
+    import os
+
+    from arena.tournament.config import load
+    from arena.tournament.remote_seats import seats
+    from tests.test_remote_tournament import tournament
+
+    t = load(tournament(tmp_path, 5))
+    key = os.urandom(32)
+    mine = seats(t, key, ":7000")["alice"]
+    assert (mine.bind, mine.endpoint) == ("tcp://127.0.0.1:7000", "tcp://127.0.0.1:7000")
+    assert seats(t, key, "0.0.0.0:7000")["alice"].bind == "tcp://0.0.0.0:7000"  # said: every interface
+
+
+def _listening(port: int) -> set[str]:
+    """The addresses on which this machine listens on TCP ``port``."""
+    import psutil
+
+    return {c.laddr.ip for c in psutil.net_connections(kind="tcp")
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+@pytest.mark.parametrize(("listen", "expected"), [(":0", "127.0.0.1"), ("0.0.0.0:0", "0.0.0.0")])
+def test_play_listen_without_a_host_binds_loopback_only(tmp_path, listen, expected):
+    import os
+    import re
+    import signal
+    import subprocess
+    import time
+
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "basic", "greedy", "remote:mallory", "--listen", listen,
+         "--seed", "4", "--record", str(tmp_path / "r.jsonl"), "--remote-wait-s", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT)
+    try:
+        line = referee.stderr.readline()
+        m = re.search(r"--endpoint tcp://(\S+):(\d+)", line)
+        assert m, line
+        port = int(m[2])
+        deadline = time.monotonic() + 20
+        while not (found := _listening(port)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert found == {expected}, (found, line)
+        if expected == "127.0.0.1":
+            assert m[1] == "127.0.0.1", line  # and it says so: the address a bot on this machine connects to
+    finally:
+        if referee.poll() is None:
+            os.killpg(referee.pid, signal.SIGINT)  # the referee stops its gates on the way out
+            try:
+                referee.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(referee.pid, signal.SIGKILL)
+                referee.communicate()

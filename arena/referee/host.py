@@ -146,7 +146,7 @@ class BotHost:
         if peer.bind is not None:
             return peer.bind
         host, _, port = (self.listen or "127.0.0.1:0").rpartition(":")
-        host = host or "0.0.0.0"
+        host = host or "127.0.0.1"  # ":PORT" is loopback; "0.0.0.0:PORT" names every interface
         first = next((p for p in self.peers if p.spec.remote), None)
         return f"tcp://{host}:{port if first is peer else 0}"
 

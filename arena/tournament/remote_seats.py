@@ -47,7 +47,7 @@ def curve_keys(key: bytes) -> tuple[str, str]:
 def seats(t: Tournament, key: bytes, listen: str) -> dict[str, RemoteSeat]:
     """Every remote bot of ``t`` with its persistent token and address."""
     host, _, port = listen.rpartition(":")
-    host = host or "0.0.0.0"
+    host = host or "127.0.0.1"  # ":PORT" is loopback, as for ``arena play --listen``; "0.0.0.0:PORT": every interface
     shown = socket.gethostname() if host in ("0.0.0.0", "*") else host
     out = {}
     for i, b in enumerate(b for b in t.bots if b.remote):
