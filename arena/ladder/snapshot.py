@@ -4,8 +4,9 @@ The one thing ``arena ladder serve`` reads (docs/ARCHITECTURE.md, "The ladder").
 
     {"ladder": {"name", "variant", "seats", "state": "open" | "frozen" | "final", "games", "updated"},
      "leaderboard": [{"rank", "entrant", "version", "rating", "low", "high", "games", "provisional",
-                      "status"}],                      # one row per entrant: its newest version that played
-                                                       # or may play (active or suspended)
+                      "bound", "status"}],   # one row per entrant: its newest version that played or may
+                                                  # play (active or suspended); bound: null, ">" (never lost:
+                                                  # the rating is a lower bound) or "<" (never won: an upper one)
      "entrants": {NAME: {"versions": [{"version", "submitted", "fingerprint", "status", "reason", "games",
                                        "rating_history": [[games_so_far, rating], ...]}],
                          "recent_games": [{"game", "record", "placings", "finished"}],   # newest first
@@ -67,9 +68,9 @@ def _r(x: float | None) -> float | None:
 
 def rating_row(r: Rating | None) -> dict[str, Any]:
     if r is None:
-        return {"rating": None, "low": None, "high": None, "games": 0, "provisional": True}
+        return {"rating": None, "low": None, "high": None, "games": 0, "provisional": True, "bound": None}
     return {"rating": _r(r.rating), "low": _r(r.low), "high": _r(r.high), "games": r.games,
-            "provisional": r.provisional}
+            "provisional": r.provisional, "bound": r.bound}
 
 
 def ranked(ratings: dict[str, Rating], bots: list[str]) -> list[str]:
