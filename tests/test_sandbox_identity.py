@@ -135,13 +135,14 @@ def test_a_tournament_bot_without_cwd_sees_an_empty_folder_and_its_program(tmp_p
     (base / "other" / "book.txt").write_text("another entrant's file")
     (base / "leak.md").symlink_to(ROOT / "README.md")  # a file anyone may read, named through an entrant's link
     env = {"HOSTILE_PATHS": f"{base}/private.key:{base}/other/book.txt:{base}/leak.md"}
+    shutil.copy(ROOT / "tests" / "bots" / "solo.py", base / "solo.py")
     with BotHost(TC, tmp_path / "logs") as host:
-        # misbehave.py named on the command line: a bot without cwd gets the files it names, each alone
-        peer = host.add(BotSpec(name="h", command="python3 hostile.py host_powers misbehave.py leak.md", env=env),
-                        cwd=base)
+        # misbehave.py named on the command line too: a bot without cwd gets its program file alone
+        peer = host.add(BotSpec(name="h", command="python3 solo.py peek misbehave.py leak.md", env=env,
+                                transport="stdio"), cwd=base)
         assert host.start(peer), peer.problem
         got = report(host, peer)
-    assert got["cwd"] == "done: hostile.py,misbehave.py", got
+    assert got["cwd"] == "done: solo.py", got
     for path, outcome in got["paths"].items():
         assert outcome.startswith("refused"), (path, outcome)
 

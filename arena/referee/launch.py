@@ -50,6 +50,8 @@ from typing import Any
 
 import psutil
 
+from arena.integrity import open_private
+from arena.integrity import private_folder as private_folder_of
 from arena.referee import cgroups
 from arena.referee.channel import Channel
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, Limits
@@ -439,8 +441,8 @@ class BotProcess:
         self.infra_depth = infra_depth  # tree levels that are ours (bwrap, the gate), not the bot's
         self.exit_note: str | None = None  # the bot's exit status as its gate reported it
         self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(log_path, "ab")
+        private_folder_of(log_path.parent)  # the organiser's alone: a bot's output may hold what it saw
+        self._log = open_private(log_path, append=True)
         self._log_written = self._log.tell()  # a restarted bot goes on in the same file
         self._log_lock = threading.Lock()  # the output copier and the referee's game separators
         to_bot_r, to_bot_w = os.pipe()
@@ -516,7 +518,7 @@ class BotProcess:
                 if self._log_written + len(data) > LOG_CAP_BYTES and self._log_written:
                     self._log.close()
                     os.replace(self.log_path, rotated(self.log_path))
-                    self._log = open(self.log_path, "wb")
+                    self._log = open_private(self.log_path)
                     self._log_written = 0
                 data = data[-LOG_CAP_BYTES:]
                 self._log.write(data)
@@ -839,7 +841,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
 
         root = Path(_project_root())
         trusted = spec.is_bundled()  # the sample bots run the engine's own policies
-        workdir, folders, files = _bot_folders(spec, program, cwd)
+        workdir, folders, files = _bot_folders(spec, program, cwd, tuple(hide))
         if who is not None:
             _check_readable(sb.program_folders(program, workdir, files=True))
         argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
@@ -853,11 +855,13 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
     return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data)
 
 
-def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None) -> tuple[Path, list[Path], list[Path]]:
+def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None,
+                 hide: tuple[Path, ...] = ()) -> tuple[Path, list[Path], list[Path]]:
     """(the working folder, the bot's own folders, single files) a sandboxed bot sees.
 
     A tournament's bot (``cwd`` given) sees its ``cwd`` folder; one without ``cwd`` an empty working
-    folder and only the program files named on its command line that anyone may read, each alone.
+    folder and only its program file (``program_file``) when anyone may read it and it lies in no
+    hidden folder (results, logs).
     A bot of ``arena play`` or ``check-bot`` (no ``cwd``: the command was typed by the organiser)
     runs in the current folder and sees the folders of the files its command line names."""
     from arena.referee import sandbox as sb
@@ -867,17 +871,44 @@ def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None) -> tuple[P
         return here, sb.program_folders(program, here), []
     if spec.cwd is not None:
         return cwd, [cwd], []
-    files = [f for f in sb.program_folders(program, cwd, files=True) if _world_readable(f, cwd.resolve())]
+    found = program_file(program, cwd)
+    hidden = [Path(os.path.abspath(h)).resolve() for h in hide]
+    files = [found] if found is not None and _world_readable(found, cwd.resolve()) \
+        and not any(found.is_relative_to(h) for h in hidden) else []
     return cwd, [], files
 
 
+# Programs whose first word that is not an option names the script they run (not data of theirs).
+INTERPRETERS = ("python", "pypy", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit",
+                "java", "Rscript", "julia", "sh", "bash", "dash", "zsh", "tclsh", "guile", "racket", "elixir")
+
+
+def program_file(program: list[str], cwd: Path) -> Path | None:
+    """The one file a bot's command runs: its executable when named as a path, else the script of its
+    interpreter (the first word after it that is not an option); None when that is no regular file
+    of a folder other than the system's (or is a link).  No other word of the line is a program."""
+    from arena.referee import sandbox as sb
+
+    if not program:
+        return None
+    word = program[0]
+    if os.path.basename(word).rstrip("0123456789.") not in INTERPRETERS:
+        own = sb.program_folders([word], cwd, files=True) if "/" in word else []
+        return own[0] if own else None  # an executable of the bot's
+    after = [(i, w) for i, w in enumerate(program) if i and not w.startswith("-")]
+    if not after or program[after[0][0] - 1] in ("-c", "-e", "-m"):
+        return None  # code on the command line (python -c, perl -e, python -m): no file runs
+    found = sb.program_folders([after[0][1]], cwd, files=True)
+    return found[0] if found else None
+
+
 def _world_readable(path: Path, folder: Path) -> bool:
-    """Whether any user of the machine may read ``path`` (mode o+r, and in ``folder`` or with every
-    folder above it passable by anyone): a command line names no private file into the view."""
+    """Whether any user of the machine may read ``path`` (mode o+r, and directly in ``folder`` or
+    with every folder above it passable by anyone): a command line names no private file into the view."""
     try:
         if path.stat().st_mode & 0o004 == 0:
             return False
-        return path.is_relative_to(folder) or all(p.stat().st_mode & 0o001 for p in path.parents)
+        return path.parent == folder or all(p.stat().st_mode & 0o001 for p in path.parents)
     except OSError:
         return False
 

@@ -264,7 +264,9 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
             mounts += ["--ro-bind", link, link]
     extra = [Path(f"{CLIENT_DIR}/{client_dir.name}")] if client_dir is not None else []
     data = [writable] if writable is not None else []
-    files = [f for f in files if not any(f.is_relative_to(s) for s in seen)]
+    hidden = list(dict.fromkeys(Path(p).resolve() for p in hide))
+    # A single file is never bound from a hidden folder (a covered folder would not cover it).
+    files = [f for f in files if not any(f.is_relative_to(s) for s in [*seen, *hidden])]
     mounts += _parents([*seen, *extra, *data, *files, cwd], seen)
     for path in seen:
         mounts += _bind_readable(path) if identity is not None else ["--ro-bind", str(path), str(path)]
@@ -274,7 +276,6 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
         mounts += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
     if writable is not None:  # the one folder a bot may write, kept between its games
         mounts += ["--bind", str(writable), str(writable)]
-    hidden = list(dict.fromkeys(Path(p).resolve() for p in hide))
     folders_hidden = [p for p in hidden if p.is_dir()]
     for path in hidden:
         if any(path != d and path.is_relative_to(d) for d in folders_hidden):

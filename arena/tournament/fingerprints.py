@@ -31,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from arena.integrity import KEY_FILE, mac, mac_ok
+from arena.integrity import KEY_FILE, mac, mac_ok, open_private
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, first_word, program_file
 from arena.tournament.config import Tournament
 
@@ -182,13 +182,13 @@ def record(out: Path, key: bytes, prints: list[Fingerprint], fresh: bool) -> Non
     path = out / BOTS_FILE
     tmp = path.with_name(f".{BOTS_FILE}.tmp")
     if fresh:
-        with open(tmp, "wb") as f:
+        with open_private(tmp) as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
         return
-    with open(path, "ab") as f:
+    with open_private(path, append=True) as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())

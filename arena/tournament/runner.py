@@ -62,7 +62,7 @@ from typing import IO, Any
 import psutil
 
 from arena.failures import RESTART_AFTER
-from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
+from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key, open_private
 from arena.tournament import deals, growth, rounds, schedule
 from arena.tournament.config import (
     RESOLVED_FILE,
@@ -287,7 +287,8 @@ def prepare(t: Tournament, out: Path, resume: bool) -> tuple[bytes, bytes | None
 def _put_back(out: Path, before: bytes) -> None:
     """The resolved tournament as it was before a growth that a check then refused."""
     tmp = out / f".{RESOLVED_FILE}.back"
-    tmp.write_bytes(before)
+    with open_private(tmp) as f:
+        f.write(before)
     os.replace(tmp, out / RESOLVED_FILE)
 
 
