@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
+from arena.errors import ArenaError
 from arena.rules.cards import CardError, parse, text
 from arena.rules.log import DealEnd
 from arena.rules.melds import MeldError, form_meld, opening_value
@@ -30,9 +32,25 @@ if TYPE_CHECKING:
     from arena.referee.entries import Line
     from arena.referee.host import BotHost
     from arena.settings import BotSpec
-    from arena.tournament.journal import BadJournal
+
+
+class _Commands(TyperGroup):
+    """The arena's commands, with the one handler of their errors: an ``ArenaError`` from any command
+    (and the commands of its sub-apps) becomes its detail lines, ``error: <sentence>`` and its exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ArenaError as e:
+            from arena.untrusted import shown
+
+            for line in e.details():
+                typer.echo(shown(line), err=True)  # a bot's own output or a journal line is quoted in it
+            fail(e.sentence(), e.exit_code)
+
 
 app = typer.Typer(
+    cls=_Commands,
     no_args_is_help=True,
     help="Referee and tournament runner for Rummy bots.",
     pretty_exceptions_enable=False,
@@ -608,22 +626,16 @@ def _play_game_id() -> str:
 
 
 def _read_record(path: Path) -> tuple[dict, list[Line]]:
-    from arena.record_check import RecordError, read_record
+    from arena.record_check import read_record
 
-    try:
-        return read_record(path)
-    except RecordError as e:
-        fail(str(e))
+    return read_record(path)
 
 
 def _read_record_objects(path: Path) -> tuple[dict, list[dict]]:
     """A record's header and entry objects, checked, as the file holds them (what --verify replays)."""
-    from arena.record_check import RecordError, read_record_objects
+    from arena.record_check import read_record_objects
 
-    try:
-        header, objects = read_record_objects(path)
-    except RecordError as e:
-        fail(str(e))
+    header, objects = read_record_objects(path)
     return header, [obj for _, obj in objects]
 
 
@@ -699,14 +711,6 @@ def _record_mac(record: Path, header: dict[str, Any], key: Path | None) -> MacSt
         fail(f"--key: {e}" if key is not None else str(e))
 
 
-def _bad_journal(e: BadJournal, retry: str) -> NoReturn:
-    """Say every journal line that cannot be counted (one sentence each), then stop with exit 2."""
-    for problem in e.problems:
-        typer.echo(problem, err=True)
-    fail(f"{len(e.problems)} line(s) of {e.path} cannot be counted, so nothing was counted; to move them to "
-         f"journal.rejected.jsonl and count the rest, run: {retry} --drop-bad-lines")
-
-
 def _load_tournament(file: Path, out: Path | None = None):
     from dataclasses import replace
 
@@ -768,15 +772,6 @@ def _start_check(t: Any) -> None:
         fail(f"{len(failed)} bot(s) did not start")
 
 
-def _bot_problems(e: Any) -> NoReturn:
-    """Say every bot that cannot take part (one sentence each), then the run's sentence, exit 2."""
-    from arena.untrusted import shown
-
-    for why in e.problems:
-        typer.echo(shown(why), err=True)  # a bot's own output is quoted in it
-    fail(str(e))
-
-
 @app.command()
 def init(
     file: Annotated[Path, typer.Argument(help="Where to write the starter file.")] = Path("tournament.toml"),
@@ -815,9 +810,7 @@ def run(
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
-    from arena.tournament.journal import BadJournal
     from arena.tournament.progress import MODES, RunView, choose_mode
-    from arena.tournament.runner import BotProblems, RunError, RunStopped
     from arena.tournament.runner import run as run_tournament
 
     if fmt not in ("table", "md", "csv", "json"):
@@ -870,23 +863,14 @@ def run(
                                  on_start=display.started, accept_changed=accept_changed, cluster=cluster,
                                  announce=lambda m: typer.echo(m, err=True))
         outcome = "interrupted" if summary.interrupted else "finished"
-    except BotProblems as e:
-        display.close(outcome)
-        _bot_problems(e)
     except KeyboardInterrupt:  # before the first game (the start-up check): nothing was played
         display.close("interrupted")
         typer.echo("interrupted before the first game: every bot process was stopped", err=True)
         raise typer.Exit(130) from None
-    except BadJournal as e:
+    except ArenaError as e:  # said by the one handler, after the progress display is closed
         display.close(outcome)
-        _bad_journal(e, f"arena run {file} --resume" + (f" --out {out}" if out else ""))
-    except RunStopped as e:
-        display.close(outcome)
-        fail(f"{e}; once the cause is fixed, continue with: arena run {file} --resume"
-             + (f" --out {out}" if out else ""))
-    except RunError as e:
-        display.close(outcome)
-        fail(str(e))
+        e.retry = f"arena run {file} --resume" + (f" --out {out}" if out else "")
+        raise
     display.close(outcome)
     if live is not None and (path := live.finish()) is not None:
         typer.echo(f"report: {path}", err=True)
@@ -980,20 +964,17 @@ def _shown_path(path: Path) -> str:
 def _reading_results(folder: Path, retry: str) -> Iterator[None]:
     """Whatever stops a results folder from being read becomes one sentence and exit 2 (a sentence per
     bad journal line, with ``retry``: the command that sets them aside)."""
-    from arena.integrity import KeyFileError
     from arena.tournament.config import ConfigFileError
-    from arena.tournament.journal import BadJournal, JournalError
 
     try:
         yield
-    except BadJournal as e:
-        _bad_journal(e, retry)
-    except (JournalError, KeyFileError) as e:
-        fail(str(e))
     except ConfigFileError as e:
         fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
     except OSError as e:
         fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
+    except ArenaError as e:
+        e.retry = retry
+        raise
 
 
 @app.command()
@@ -1061,10 +1042,8 @@ def report_cmd(
     refresh_s: Annotated[int, typer.Option("--refresh-s", help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
 ) -> None:
     """Write an HTML report of a results folder: standings, crosstable, ratings over time, latency, every game with its replay."""
-    from arena.integrity import KeyFileError
     from arena.report import write_report
     from arena.tournament.config import ConfigFileError
-    from arena.tournament.journal import BadJournal, JournalError
 
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
@@ -1072,14 +1051,13 @@ def report_cmd(
         fail(f"--refresh-s: expected 0 or more, got {refresh_s}")
     try:
         path = write_report(folder, out, refresh_s or None)
-    except BadJournal as e:
-        _bad_journal(e, f"arena standings {folder}")
-    except (JournalError, KeyFileError) as e:
-        fail(str(e))
     except ConfigFileError as e:
         fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
     except OSError as e:
         fail(f"cannot write the report: {e.filename or out}: {e.strerror or e}")
+    except ArenaError as e:
+        e.retry = f"arena standings {folder}"
+        raise
     typer.echo(f"report: {path}")
 
 
@@ -1089,13 +1067,10 @@ def view(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: the record's path with .html).")] = None,
 ) -> None:
     """Write a replay viewer of one game: a self-contained HTML page that steps through it as a card table."""
-    from arena.record_check import RecordError
     from arena.report import write_viewer
 
     try:
         path = write_viewer(record, out)
-    except RecordError as e:
-        fail(str(e))
     except OSError as e:
         fail(f"cannot write the viewer: {e.filename or out}: {e.strerror or e}")
     typer.echo(f"viewer: {path}")
@@ -1107,12 +1082,10 @@ def new_bot_cmd(
     lang: Annotated[str, typer.Option("--lang", help="python (ZeroMQ, the client library), js (Node.js, stdio) or c (C99, stdio).")] = "python",
 ) -> None:
     """Write a folder with a working bot in LANG, a README of how to run it and a tournament file that enters it."""
-    from arena.newbot import LANGUAGES, NewBotError, bot_command, new_bot
+    from arena.newbot import LANGUAGES, bot_command, new_bot
 
     try:
         folder = new_bot(name, lang)
-    except NewBotError as e:
-        fail(str(e))
     except OSError as e:
         fail(f"cannot write {e.filename or name}: {e.strerror or e}")
     spec = LANGUAGES[lang]
@@ -1148,11 +1121,8 @@ def match_cmd(
     """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
     from dataclasses import replace
 
-    from arena.integrity import KeyFileError
     from arena.tournament import match
     from arena.tournament.config import TOURNAMENT_TIME, output_problem
-    from arena.tournament.journal import BadJournal, JournalError
-    from arena.tournament.runner import RunError, RunStopped
     from arena.tournament.sprt import Sprt
 
     if test_kind not in match.TESTS:
@@ -1203,12 +1173,9 @@ def match_cmd(
 
     try:
         final, summary = match.play(t, test, resume=resume, on_pair=on_pair, drop_bad_lines=drop_bad_lines)
-    except BadJournal as e:
-        _bad_journal(e, "the same `arena match` command with --resume")
-    except RunStopped as e:
-        fail(f"{e}; once the cause is fixed, continue with the same command and --resume --out {folder}")
-    except (RunError, JournalError, KeyFileError) as e:
-        fail(str(e))
+    except ArenaError as e:
+        e.retry = f"the same `arena match` command with --resume --out {folder}"
+        raise
     if printed[-1:] != [final.pairs]:
         typer.echo(final.progress_line())
     if summary is not None and summary.interrupted and final.verdict is None:
@@ -1230,7 +1197,7 @@ def check_bot_cmd(
     sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
 ) -> None:
     """Protocol compliance run against one bot: one line per check, exit 1 on any failure."""
-    from arena.referee.compliance import CheckError, check_bot
+    from arena.referee.compliance import check_bot
     from arena.settings import split_transport
     from arena.untrusted import shown
 
@@ -1245,8 +1212,6 @@ def check_bot_cmd(
     try:
         report = check_bot(command, variant or None, transport, seed, time_ms, out=lambda line: typer.echo(shown(line)), start_ms=start_ms,
                            sandbox=sandbox)
-    except CheckError as e:
-        fail(str(e))
     except KeyboardInterrupt:
         typer.echo("interrupted: every bot process was stopped", err=True)
         raise typer.Exit(130) from None

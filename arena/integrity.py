@@ -32,12 +32,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from arena.errors import ArenaError
+
 KEY_FILE = "secret.key"
 KEY_BYTES = 32
 MAC_FIELD = "mac"
 
 
-class KeyFileError(ValueError):
+class KeyFileError(ArenaError, ValueError):
     """A key file that cannot be read or made, or is not a key: one sentence."""
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.errors import ArenaError
+
 TEMPLATES = Path(__file__).parent / "templates" / "newbot"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 
@@ -44,7 +46,7 @@ LANGUAGES: dict[str, Language] = {
 }
 
 
-class NewBotError(ValueError):
+class NewBotError(ArenaError, ValueError):
     """A name, language or folder `new-bot` cannot use: one sentence."""
 
 

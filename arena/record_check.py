@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError
 from arena.integrity import KEY_FILE, MAC_FIELD, RECORD_LABEL, mac_ok, read_key, record_body
 from arena.referee.entries import Line, line_from_data
 from arena.rules.log import EntryError
@@ -39,7 +40,7 @@ from arena.rules.suits import SuitMapError, from_text
 Check = Callable[[Any], bool]
 
 
-class RecordError(ValueError):
+class RecordError(ArenaError, ValueError):
     """A record that cannot be read or is malformed: ``FILE:LINE: what is wrong``."""
 
 

@@ -140,3 +140,41 @@ def test_a_bot_a_worker_cannot_start_is_the_bots_failure_not_the_workers(tmp_pat
     mine = spec.seats.index("mine")
     assert played.result.failures[mine].get("crash") == 1, played.result.failures
     assert played.starts == 2 and played.result.failures[1 - mine] == {}  # the other bot played as usual
+
+
+def test_a_dask_pool_tells_typed_events():
+    """What the scheduler's callbacks put in the inbox comes out as the executor's typed events."""
+    import queue
+    from collections import deque
+
+    from arena.tournament.executor import Failed, Started
+    from arena.tournament.executor_dask import DaskPool
+
+    class Lost:
+        status = "error"
+
+        def exception(self) -> Exception:
+            return ValueError("a referee bug")
+
+    pool = object.__new__(DaskPool)
+    pool.inbox = queue.Queue()
+    pool.journaled, pool.retry, pool.resubmits = set(), deque(), 0
+    pool.futures = {"k9": (Lost(), 9)}
+    assert pool.next_event(timeout=0.01) is None
+    pool.inbox.put(("start", 4))
+    pool.inbox.put(("done", "k-gone"))  # a future already settled: nothing to tell
+    pool.inbox.put(("done", "k9"))
+    assert pool.next_event(timeout=0.01) == Started("dask", 4)
+    assert pool.next_event(timeout=0.01) == Failed("dask", 9, "ValueError: a referee bug")
+    assert pool.futures == {}
+
+
+def test_the_executors_do_not_import_each_other():
+    """The runner and the Dask executor share ``executor``; neither imports the other at load time."""
+    import ast
+
+    from arena.tournament import executor_dask
+
+    tree = ast.parse(Path(executor_dask.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "arena.tournament.runner" not in imported and "arena.tournament.executor" in imported

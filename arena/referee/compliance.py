@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError
 from arena.failures import GONE, KINDS
 from arena.referee import wire
 from arena.referee.channel import Closed, Line
@@ -94,7 +95,7 @@ STDIO_HINT = ("; on the stdio transport stdout carries protocol messages only, o
               "ended by a newline and flushed (logs go to stderr)")
 
 
-class CheckError(RuntimeError):
+class CheckError(ArenaError, RuntimeError):
     """The check itself could not run (bad arguments, the built-in opponents would not start)."""
 
 

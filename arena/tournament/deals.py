@@ -21,12 +21,13 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError
 from arena.integrity import derive_hex
 
 SUITE_BYTES = 32
 
 
-class DealSuiteError(ValueError):
+class DealSuiteError(ArenaError, ValueError):
     """A deal suite file that cannot be read or made, or is not one: one sentence."""
 
 

@@ -1,8 +1,8 @@
 """Playing a tournament's games on a Dask cluster (docs/ARCHITECTURE.md section 5).
 
-``DaskPool`` stands beside the runner's local ``_Pool`` behind the same small
-interface (``feed``, ``results.get``, ``finished``, ``replace_dead``,
-``stop``, ``busy``): the coordinator (``arena run``) keeps the folder lock, the
+``DaskPool`` stands beside the runner's local ``_Pool``, both an
+``arena.tournament.executor.Executor`` reporting the same typed events
+(``Started``, ``Done``, ``Failed``): the coordinator (``arena run``) keeps the folder lock, the
 key, the journal and the standings; a Dask worker only plays games.
 
 What a worker gets, and what it never gets:
@@ -41,15 +41,17 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from distributed import WorkerPlugin
 
 from arena.tournament import deals, schedule
 from arena.tournament.config import Executor, Tournament
+from arena.tournament.executor import Done, Event, Failed, Played, RunError, Started, entry_of, play_spec
 from arena.tournament.fingerprints import MAX_BYTES, MAX_FILES, SKIPPED, _folder_hash
-from arena.tournament.journal import JournalEntry
-from arena.tournament.runner import RunError, entry_of, play_spec
+
+if TYPE_CHECKING:
+    from arena.referee.host import BotHost, Peer
 
 PER_THREAD = 2          # games queued per worker thread: the one it plays and the next
 MAX_RESUBMITS = 3       # games the scheduler gave up on (KilledWorker), submitted again, per run
@@ -120,8 +122,8 @@ def uploads_of(t: Tournament, out: Path, upload: tuple[str, ...]) -> dict[str, t
 
 @dataclass
 class _Seats:
-    host: Any            # arena.referee.host.BotHost
-    peers: dict[str, Any]
+    host: BotHost
+    peers: dict[str, Peer]
 
 
 class ArenaPlugin(WorkerPlugin):
@@ -184,8 +186,8 @@ class ArenaPlugin(WorkerPlugin):
             self._state["free"].append(seats)
 
 
-def play_task(plugin: str, spec: schedule.GameSpec) -> Any:
-    """A Dask task: play one scheduled game on this worker; returns ``runner.Played``."""
+def play_task(plugin: str, spec: schedule.GameSpec) -> Played:
+    """A Dask task: play one scheduled game on this worker."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -200,25 +202,6 @@ def play_task(plugin: str, spec: schedule.GameSpec) -> Any:
 
 # -- coordinator side ---------------------------------------------------------------------------
 
-class _Results:
-    """What ``runner._play`` reads: ("start", worker, index), ("done", worker, entry, starts),
-    ("error", worker, index, text); records are written and signed here, in the coordinator."""
-
-    def __init__(self, pool: DaskPool) -> None:
-        self.pool = pool
-        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-    def get(self, timeout: float) -> tuple[Any, ...]:
-        deadline = time.monotonic() + timeout
-        while True:
-            what, item = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
-            if what == "start":
-                return ("start", item[0], item[1])
-            msg = self.pool.settle(item)
-            if msg is not None:
-                return msg
-
-
 class DaskPool:
     """The games of a run in flight on a Dask cluster: submitting, collecting, resubmitting, stopping."""
 
@@ -232,7 +215,8 @@ class DaskPool:
             self.client = Client(address, timeout=CONNECT_S, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}") from None
-        self.results = _Results(self)
+        # what the scheduler's callbacks tell: ("start", index) or ("done", future key)
+        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.plugin = f"arena:{out}"  # one per results folder: a resumed run replaces a killed one's bots
         self.run = uuid.uuid4().hex[:8]
         self.futures: dict[str, tuple[Any, int]] = {}  # key -> (future, index)
@@ -269,11 +253,25 @@ class DaskPool:
     def _started(self, event: Any) -> None:
         _stamp, msg = event
         if isinstance(msg, dict) and msg.get("plugin") == self.plugin:
-            self.results.inbox.put(("start", ("dask", msg["index"])))
+            self.inbox.put(("start", msg["index"]))
 
     @property
     def busy(self) -> bool:
         return bool(self.futures)
+
+    def next_event(self, timeout: float) -> Event | None:
+        """The next event; records are written and signed here, in the coordinator (``settle``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                what, item = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if what == "start":
+                return Started("dask", item)
+            event = self.settle(item)
+            if event is not None:
+                return event
 
     def feed(self) -> None:
         while len(self.futures) < self.window:
@@ -289,10 +287,10 @@ class DaskPool:
         key = f"arena-{self.run}-g{index}-{uuid.uuid4().hex[:6]}"
         fut = self.client.submit(play_task, self.plugin, spec, key=key, pure=False, priority=-index)
         self.futures[key] = (fut, index)
-        fut.add_done_callback(lambda f: self.results.inbox.put(("done", f.key)))
+        fut.add_done_callback(lambda f: self.inbox.put(("done", f.key)))
 
-    def settle(self, key: str) -> tuple[Any, ...] | None:
-        """The message for a finished future (None: nothing to tell, e.g. a game submitted again)."""
+    def settle(self, key: str) -> Event | None:
+        """The event of a finished future (None: nothing to tell, e.g. a game submitted again)."""
         from distributed import KilledWorker
 
         held = self.futures.get(key)
@@ -303,10 +301,9 @@ class DaskPool:
             del self.futures[key]
             return None
         if fut.status == "finished":
-            played = fut.result()
+            played: Played = fut.result()
             spec = deals.game_at(self.t, index, self.key)
-            entry: JournalEntry = entry_of(self.t, spec, played, self.out, self.key)
-            return ("done", "dask", entry, played.starts)
+            return Done("dask", entry_of(self.t, spec, played, self.out, self.key), played.starts)
         del self.futures[key]
         if fut.status == "cancelled":
             self.retry.append(index)
@@ -319,7 +316,7 @@ class DaskPool:
         if isinstance(exc, KilledWorker):
             raise ClusterError(f"game {index} was lost with {MAX_RESUBMITS + 1} workers that died playing it; "
                                f"see the workers' logs") from None
-        return ("error", "dask", index, f"{type(exc).__name__}: {exc}")
+        return Failed("dask", index, f"{type(exc).__name__}: {exc}")
 
     def finished(self, index: int) -> bool:
         """Note game ``index`` as done; False if it already was (a result that came twice)."""

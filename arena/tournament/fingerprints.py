@@ -31,6 +31,7 @@ from pathlib import Path
 
 import msgspec
 
+from arena.errors import ArenaError
 from arena.integrity import KEY_FILE, mac, mac_ok, open_private
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, first_word, program_file
 from arena.tournament.config import Tournament
@@ -58,7 +59,7 @@ class Fingerprint(msgspec.Struct, kw_only=True):
         return (self.command, self.program) == (other.command, other.program)
 
 
-class FingerprintError(ValueError):
+class FingerprintError(ArenaError, ValueError):
     """``bots.jsonl`` holds a line that does not verify: one sentence."""
 
 

@@ -43,6 +43,7 @@ from typing import IO
 
 import msgspec
 
+from arena.errors import ArenaError
 from arena.integrity import folder_key, mac, mac_ok, open_private, private_folder
 
 LOCK_FILE = "run.lock"  # held by whoever writes the journal: a run, or standings setting lines aside
@@ -52,17 +53,26 @@ REJECTED_FILE = "journal.rejected.jsonl"
 MAC_LABEL = "journal"
 
 
-class JournalError(RuntimeError):
+class JournalError(ArenaError, RuntimeError):
     """The journal cannot be written, or is no longer the file being written: one sentence."""
 
 
-class BadJournal(ValueError):
+class BadJournal(ArenaError, ValueError):
     """Journal lines that cannot be counted: ``problems`` has one sentence per line, with its number."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:
         super().__init__(f"{len(problems)} line(s) of the journal {path} cannot be counted")
         self.path = path
         self.problems = problems
+
+    def details(self) -> list[str]:
+        return self.problems
+
+    def sentence(self) -> str:
+        if self.retry is None:
+            return str(self)
+        return (f"{len(self.problems)} line(s) of {self.path} cannot be counted, so nothing was counted; to move "
+                f"them to journal.rejected.jsonl and count the rest, run: {self.retry} --drop-bad-lines")
 
 
 def reason(e: OSError) -> str:

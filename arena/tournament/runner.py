@@ -57,13 +57,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import psutil
-
-from arena.failures import RESTART_AFTER
 from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key, open_private
 from arena.tournament import deals, growth, rounds, schedule
+from arena.tournament import executor as executors
 from arena.tournament.config import (
     RESOLVED_FILE,
     ConfigFileError,
@@ -72,6 +70,7 @@ from arena.tournament.config import (
     read_resolved,
     write_resolved,
 )
+from arena.tournament.executor import Done, Event, Failed, RunError, Started, entry_of, play_spec, rss_mb
 from arena.tournament.journal import (
     LOCK_FILE,
     Journal,
@@ -85,18 +84,20 @@ from arena.tournament.journal import (
     set_aside,
 )
 
+if TYPE_CHECKING:
+    from arena.referee.host import BotHost, Peer
+
 PER_WORKER = 2            # games queued on a worker at once: the one it plays and the next
 MAX_WORKER_RESTARTS = 3   # per run; a worker that keeps dying means a bug, not bad luck
 GROWS = ("bots", "deal_sets", "history")  # what --resume may change: the tournament grows (growth.py)
 POLL_S = 0.5              # how often the main process looks for dead workers
 
 
-class RunError(RuntimeError):
-    """A run that cannot start (e.g. a results folder of another tournament): one sentence."""
-
-
 class RunStopped(RunError):
     """A run that had to stop part way (its folder or journal went away, a write failed)."""
+
+    def sentence(self) -> str:
+        return f"{self}; once the cause is fixed, continue with: {self.retry}" if self.retry else str(self)
 
 
 class BotProblems(RunError):
@@ -105,6 +106,9 @@ class BotProblems(RunError):
     def __init__(self, message: str, problems: list[str]) -> None:
         super().__init__(message)
         self.problems = problems
+
+    def details(self) -> list[str]:
+        return self.problems
 
 
 @dataclass
@@ -122,64 +126,12 @@ class RunSummary:
 
 # -- worker side --------------------------------------------------------------------------------
 
-def play_indexed_game(t: Tournament, index: int, host: Any, peers: dict[str, Any], out: Path,
+def play_indexed_game(t: Tournament, index: int, host: BotHost, peers: dict[str, Peer], out: Path,
                       key: bytes) -> tuple[JournalEntry, int]:
     """Play game ``index`` of ``t`` on ``host``; returns its journal entry and the bot starts it needed."""
     spec = deals.game_at(t, index, key, _round_tables(t, out, key, index))
     played = play_spec(t, spec, host, peers)
     return entry_of(t, spec, played, out, key), played.starts
-
-
-@dataclass
-class Played:
-    """One game as a worker played it, before anything is signed: all a coordinator needs to journal it."""
-
-    result: Any               # arena.referee.game.GameResult
-    starts: int               # bot starts the game needed
-    duration_s: float
-    worker_rss_mb: float
-
-
-def play_spec(t: Tournament, spec: schedule.GameSpec, host: Any, peers: dict[str, Any]) -> Played:
-    """Play the scheduled game ``spec`` on ``host`` (its deal seed, id and suit map come with it: no key needed)."""
-    from arena.referee.game import play_one
-
-    starts = 0
-    seat_peers = []
-    for name in spec.seats:
-        p = peers[name]
-        if not p.ready or not p.alive():
-            host.start(p)
-            starts += 1
-        seat_peers.append(p)
-    began = time.monotonic()
-    result = play_one(host, seat_peers, t.rules, spec.deal_seed, spec.game_id, t.time, t.failures,
-                      suit_map=spec.suit_map)
-    for p, fails in zip(seat_peers, result.failures):
-        if any(fails.get(k) for k in RESTART_AFTER) and p.process is not None:
-            host.stop_peer(p, "restarting after a failure", wait_s=0.2)
-    return Played(result, starts, round(time.monotonic() - began, 4), _rss_mb())
-
-
-def entry_of(t: Tournament, spec: schedule.GameSpec, played: Played, out: Path, key: bytes) -> JournalEntry:
-    """Write the game's signed record (when ``t.records``) and return its journal entry."""
-    from arena.referee.game import write_record
-    from arena.rules.record import Header
-
-    result = played.result
-    record = out / "records" / f"g{spec.index:06d}.jsonl" if t.records else None
-    if record is not None:
-        header = Header(result.seed, len(result.seats), t.rules, tuple(result.seats), (("game_id", spec.game_id), ("bots", result.hellos)),
-                        suits=spec.suit_map)
-        write_record(record, result, header.to_data(), key)
-    return JournalEntry(
-        index=spec.index, game_id=spec.game_id, table=spec.table, set=spec.set,  # no deal seed (SECURITY.md)
-        seating=spec.seating, seats=list(spec.seats), placings=result.placings, totals=result.totals,
-        failures=result.failures, forfeited=result.forfeited,
-        record=str(record.relative_to(out)) if record else None, deals=result.deals, decisions=result.decisions,
-        turn_capped=result.turn_capped > 0, duration_s=played.duration_s,
-        worker_rss_mb=played.worker_rss_mb,
-    )
 
 
 _ROUNDS: dict[tuple[str, int], tuple[tuple[str, ...], ...]] = {}  # a worker's league rounds, chosen once each
@@ -197,10 +149,6 @@ def _round_tables(t: Tournament, out: Path, key: bytes, index: int) -> tuple[tup
             raise RuntimeError(f"round {r} of the league is not in {out / rounds.ROUNDS_FILE}")
         _ROUNDS[(str(out), r)] = chosen[r]
     return _ROUNDS[(str(out), r)]
-
-
-def _rss_mb() -> float:
-    return round(psutil.Process().memory_info().rss / 2**20, 2)
 
 
 def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int,
@@ -233,12 +181,12 @@ def worker_main(out_dir: str, worker: int, tasks: Any, results: Any, parent: int
             index = tasks.get()
             if index is None:
                 break
-            results.put(("start", worker, index))
+            results.put(Started(worker, index))
             try:
                 entry, starts = play_indexed_game(t, index, host, peers, out, key)
-                results.put(("done", worker, entry, starts))
+                results.put(Done(worker, entry, starts))
             except Exception as e:  # noqa: BLE001 - a referee bug must not lose the run
-                results.put(("error", worker, index, f"{type(e).__name__}: {e}"))
+                results.put(Failed(worker, index, f"{type(e).__name__}: {e}"))
     finally:
         host.close("the tournament is over")
 
@@ -432,7 +380,7 @@ class _Worker:
 
 
 class _Pool:
-    """The worker processes of a run: spawning, feeding, replacing dead ones, stopping."""
+    """The worker processes of a run (an ``executor.Executor``): spawning, feeding, replacing dead ones, stopping."""
 
     def __init__(self, out: Path, size: int, pending: Iterator[int],
                  remote: tuple[str, int] | None = None, pinned: Callable[[int], bool] | None = None,
@@ -461,6 +409,13 @@ class _Pool:
     @property
     def busy(self) -> bool:
         return any(w.held for w in self.workers)
+
+    def next_event(self, timeout: float) -> Event | None:
+        try:
+            event: Event = self.results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        return event
 
     def feed(self) -> None:
         """Top every worker up to ``PER_WORKER`` games (worker 0 last: it gets the games set aside for it)."""
@@ -638,7 +593,7 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
     todo = summary.total - len(done)
     if todo <= 0:
         return summary
-    pool: Any = None
+    pool: executors.Executor | None = None
     stopped = False
     try:
         pool = _executor(t, out, key, executor or Executor(), min(t.concurrency, todo), _pending(t, done, out, key),
@@ -661,9 +616,9 @@ def _run(t: Tournament, out: Path, guard: _FolderGuard, key: bytes, contents: Jo
 
 
 def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: int, pending: Iterator[int],
-              done: set[int]) -> Any:
-    """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``; both have ``feed``,
-    ``results.get``, ``finished``, ``replace_dead``, ``stop`` and ``busy`` (docs/ARCHITECTURE.md section 5).
+              done: set[int]) -> executors.Executor:
+    """What plays the games: ``_Pool`` (local processes) or ``executor_dask.DaskPool``, both an
+    ``executor.Executor`` (docs/ARCHITECTURE.md section 5).
     ``done`` (the journaled games) is shared with ``pending``, which a league's rounds wait on."""
     remote = {b.name for b in t.bots if b.remote}
     if remote and executor.cluster is not None:
@@ -686,7 +641,7 @@ def _executor(t: Tournament, out: Path, key: bytes, executor: Executor, size: in
     return DaskPool(t, out, key, pending, executor)
 
 
-def _play(pool: Any, journal: Journal, guard: _FolderGuard, summary: RunSummary,
+def _play(pool: executors.Executor, journal: Journal, guard: _FolderGuard, summary: RunSummary,
           on_progress: Callable[[RunSummary, JournalEntry], None] | None,
           on_start: Callable[[int], None] | None) -> None:
     """The main loop: journal finished games, keep the workers fed, replace dead ones.
@@ -698,28 +653,25 @@ def _play(pool: Any, journal: Journal, guard: _FolderGuard, summary: RunSummary,
     pool.feed()
     next_check = time.monotonic() + POLL_S
     while pool.busy:
-        try:
-            msg = pool.results.get(timeout=POLL_S)
-        except queue.Empty:
-            msg = None
-        if msg is not None and msg[0] == "done" and pool.finished(msg[2].index):
-            entry: JournalEntry = msg[2]
-            entry.runner_rss_mb = _rss_mb()
+        msg = pool.next_event(timeout=POLL_S)
+        if isinstance(msg, Done) and pool.finished(msg.entry.index):
+            entry = msg.entry
+            entry.runner_rss_mb = rss_mb()
             guard.check()
             journal.append(entry)
             summary.played += 1
-            summary.bot_starts += msg[3]
+            summary.bot_starts += msg.starts
             for f in entry.failures:
                 summary.failures.update(f)
             if on_progress:
                 on_progress(summary, entry)
-        elif msg is not None and msg[0] == "start":
+        elif isinstance(msg, Started):
             if on_start:
-                on_start(msg[2])
-        elif msg is not None and msg[0] == "error":
+                on_start(msg.index)
+        elif isinstance(msg, Failed):
             guard.check()
             journal.check()
-            raise RunError(f"game {msg[2]} failed inside the referee: {msg[3]}")
+            raise RunError(f"game {msg.index} failed inside the referee: {msg.error}")
         if msg is None or time.monotonic() >= next_check:
             guard.check()
             journal.check()
