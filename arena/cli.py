@@ -75,7 +75,9 @@ def _main(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    from arena.untrusted import shown
+
+    typer.echo(f"error: {shown(message)}", err=True)  # one line, whatever name or path it quotes
     raise typer.Exit(code)
 
 
@@ -338,7 +340,7 @@ def _check_listen(listen: str | None) -> str | None:
     host, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or any(c in host for c in " /\0"):
         fail(f"--listen {listen!r}: expected HOST:PORT (or :PORT) with a port from 0 to 65535, e.g. 0.0.0.0:5555")
-    problem = _bind_problem(host.strip("[]") or "0.0.0.0", int(port))
+    problem = _bind_problem(host.strip("[]") or "127.0.0.1", int(port))  # ":PORT" is loopback (BotHost)
     if problem:
         fail(f"--listen {listen!r}: cannot listen there: {problem}")
     return f"{host}:{int(port)}"
@@ -738,12 +740,13 @@ def validate(
 ) -> None:
     """Check a tournament file without running it: every problem at once, with key and line."""
     from arena.tournament import schedule
+    from arena.untrusted import shown
 
     t = _load_tournament(file)
     if start:
         _start_check(t)
-    gauntlet = f" (gauntlet: {', '.join(t.challengers)} against the rest)" if t.format == "gauntlet" else ""
-    typer.echo(f"{file}: ok: {t.name}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables{gauntlet}, "
+    gauntlet = f" (gauntlet: {', '.join(map(shown, t.challengers))} against the rest)" if t.format == "gauntlet" else ""
+    typer.echo(f"{file}: ok: {shown(t.name)}, {t.variant}, {len(t.bots)} bots at {t.seats}-seat tables{gauntlet}, "
                f"{schedule.table_count(t)} tables x {t.deal_sets} deal-sets, {schedule.total_games(t)} games"
                + ("; every bot started and said hello" if start else ""))
 
@@ -812,6 +815,7 @@ def run(
     from arena.tournament import schedule
     from arena.tournament.progress import MODES, RunView, choose_mode
     from arena.tournament.runner import run as run_tournament
+    from arena.untrusted import shown
 
     if fmt not in ("table", "md", "csv", "json"):
         fail(f"--format: expected table, md, csv or json, got {fmt!r}")
@@ -839,7 +843,7 @@ def run(
     total = schedule.total_games(t)
     on_cluster = cluster or t.executor.cluster
     where = f"on the Dask cluster at {on_cluster}" if on_cluster else f"concurrency {t.concurrency}"
-    typer.echo(f"{t.name}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
+    typer.echo(f"{shown(t.name)}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
                f"{len(schedule.seatings(t.seats, t.seating))} seatings), {where}; results in {_shown_path(folder)}",
                err=True)
     live = None
@@ -861,7 +865,7 @@ def run(
     try:
         summary = run_tournament(t, folder, resume=resume, on_progress=on_progress, drop_bad_lines=drop_bad_lines,
                                  on_start=display.started, accept_changed=accept_changed, cluster=cluster,
-                                 announce=lambda m: typer.echo(m, err=True))
+                                 announce=lambda m: typer.echo(shown(m), err=True))  # it names remote bots
         outcome = "interrupted" if summary.interrupted else "finished"
     except KeyboardInterrupt:  # before the first game (the start-up check): nothing was played
         display.close("interrupted")
@@ -874,10 +878,11 @@ def run(
     display.close(outcome)
     if live is not None and (path := live.finish()) is not None:
         typer.echo(f"report: {path}", err=True)
-    for why in summary.set_aside:
-        typer.echo(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}", err=True)
+    for why in summary.set_aside:  # a journal line (bots' names in it) is quoted
+        typer.echo(shown(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}"), err=True)
     for why in summary.accepted:
-        typer.echo(f"warning: {why}; played as it is now (--accept-changed), its new fingerprint recorded", err=True)
+        typer.echo(shown(f"warning: {why}; played as it is now (--accept-changed), its new fingerprint recorded"),
+                   err=True)
     if summary.interrupted:
         typer.echo(f"interrupted after {summary.played} game(s) this run; continue with: arena run {file} --resume"
                    + (f" --out {out}" if out else ""), err=True)
@@ -913,12 +918,13 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = F
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
     The table comes with a legend of its columns; the wait for the ratings is announced."""
     from arena.tournament import standings
+    from arena.untrusted import shown
 
     typer.echo("computing the standings (ratings and their intervals)...", err=True)
     with _reading_results(folder, f"arena standings {_shown_path(folder)}"):
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
     for why in st.set_aside:
-        typer.echo(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}", err=True)
+        typer.echo(shown(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}"), err=True)
     text = standings.render_standings(st, fmt, wide)
     return text + _legend(text) if fmt == "table" else text
 
@@ -952,12 +958,15 @@ def _legend(table: str) -> str:
 
 
 def _shown_path(path: Path) -> str:
-    """A path as a user reads it: normalised (no ``..``), relative to the current folder when inside it."""
+    """A path as a user reads it: normalised (no ``..``), relative to the current folder when inside it,
+    on one line (``shown``)."""
     import os.path
+
+    from arena.untrusted import shown
 
     absolute = os.path.normpath(os.path.abspath(path))
     relative = os.path.relpath(absolute)
-    return absolute if relative.startswith("..") else relative
+    return shown(absolute if relative.startswith("..") else relative)
 
 
 @contextmanager
