@@ -128,3 +128,77 @@ def test_play_listen_without_a_host_binds_loopback_only(tmp_path, listen, expect
             except subprocess.TimeoutExpired:
                 os.killpg(referee.pid, signal.SIGKILL)
                 referee.communicate()
+
+
+# -- a tournament's name and output folder are printed: no control characters ------------------------
+
+TOURNAMENT = '''name = {name}
+variant = "basic"
+seats = 2
+output = {output}
+
+[[bots]]
+name = "random"
+command = "random"
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+'''
+
+
+def _file(tmp_path, name: str, output: str):
+    f = tmp_path / "t.toml"
+    f.write_text(TOURNAMENT.format(name=json.dumps(name), output=json.dumps(output)))  # TOML's escapes are JSON's
+    return f
+
+
+@pytest.mark.parametrize(("name", "output", "key"), [
+    ("cup\x1b[2J\x1b]8;;evil.example\x07", "results/cup", "name"),
+    ("cup\n[1 of 1] game 0: forged", "results/cup", "name"),
+    ("cup\u202e", "results/cup", "name"),  # a bidirectional override turns the rest of the line around
+    ("cup", "results/cup\x1b[31m", "output"),
+    ("cup", "results/cup\nFORGED", "output"),
+])
+def test_validate_refuses_control_characters_in_name_and_output(tmp_path, name, output, key):
+    from arena.tournament.config import validate_file
+
+    t, errors = validate_file(_file(tmp_path, name, output), check_commands=False, check_output=False)
+    assert t is None and [e.key for e in errors] == [key], errors
+    said = str(errors[0])
+    assert "control characters" in said and f":{4 if key == 'output' else 1}: {key}:" in said, said
+    assert "\x1b" not in said and "\n" not in said and "\u202e" not in said, said  # the sentence itself is safe
+
+
+def test_validate_takes_printable_names_and_folders(tmp_path):
+    from arena.tournament.config import validate_file
+
+    t, errors = validate_file(_file(tmp_path, "Coupe d'été 2026 [final]", "results/été [1]"), check_commands=False,
+                              check_output=False)
+    assert not errors and t is not None and t.name == "Coupe d'été 2026 [final]"
+
+
+@pytest.mark.slow
+def test_arena_validate_says_the_key_and_exits_2(tmp_path):
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "arena", "validate", str(_file(tmp_path, "cup\x1b[2J", "results/x"))],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert p.returncode == 2 and "name: expected a name without control characters" in p.stderr, p.stderr
+    assert ESC not in p.stderr + p.stdout and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+def test_an_error_sentence_quoting_entrants_names_stays_one_safe_line(tmp_path):
+    import subprocess
+
+    from tests.test_standings_truth import by_name, folder_of
+
+    names = ["esc\x1b[2J\x1b]8;;evil.example\x07", "nl\n[9/9] game 9: forged"]
+    folder = folder_of(tmp_path, [json.dumps(n)[1:-1] for n in names], 2, 1, by_name(names))
+    p = subprocess.run([sys.executable, "-m", "arena", "games", str(folder), "--bot", "nobody"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --bot 'nobody': no bot of that name"), p.stderr
+    assert ESC not in p.stderr and "\x07" not in p.stderr and "\\x1b[2J" in p.stderr, p.stderr
