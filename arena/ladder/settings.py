@@ -163,6 +163,7 @@ def _limits_problems(value: Any, lines: _KeyLines, file: str) -> list[ConfigErro
         return [ConfigError("ladder.limits", where, "expected a table such as { memory_mb = 512 }", file)]
     out = []
     for k, v in value.items():
+        where = lines.find(("ladder", "limits", k))
         if k not in LIMITS:
             out.append(ConfigError(f"ladder.limits.{k}", where, f"unknown limit (expected one of {', '.join(LIMITS)})", file))
         elif not isinstance(v, int) or isinstance(v, bool) or v < 1:
