@@ -14,7 +14,7 @@ import pytest
 from arena.tournament.journal import read
 from tests.conftest import MISBEHAVE
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(400), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(400), pytest.mark.usefixtures("no_leaks")]
 
 
 def test_half_limit_bot_is_never_timed_out(tmp_path):

@@ -38,6 +38,7 @@ def test_a_bot_that_never_started_is_recorded_once_after_game_start_and_the_reco
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+@pytest.mark.timing  # asserts on how soon the failure shows
 @pytest.mark.slow
 def test_a_stdio_bot_that_prints_before_hello_is_shown_its_line_and_the_fix_at_once(tmp_path, no_leaks):
     (tmp_path / "chatty.py").write_text("import sys\nprint('starting up, hand is', [1, 2])\nsys.stdout.flush()\n"

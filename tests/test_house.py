@@ -50,6 +50,7 @@ def test_house_plays_legal_moves(variant, players):
     assert made >= 20
 
 
+@pytest.mark.timing  # asserts on CPU per decision against its budget
 @pytest.mark.slow
 def test_house_keeps_its_cpu_budget_per_decision():
     rules = resolve("german")

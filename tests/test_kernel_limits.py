@@ -216,6 +216,7 @@ def _decode_ms() -> float:
     return (time.thread_time() - start) / 20 * 1000
 
 
+@pytest.mark.timing  # asserts on the referee's CPU per flooded request
 def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_to_it(tmp_path):
     # At every request 40 stale and out-of-turn replies of 1 MiB, then a legal reply of 1 MiB: the
     # referee decodes at most MAX_JUNK + 1 of them per request (the rest end the request as a stale

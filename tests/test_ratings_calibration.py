@@ -21,6 +21,7 @@ def test_intervals_cover_at_their_level_in_a_balanced_round_robin() -> None:
     assert 0.92 <= c["coverage"] <= 0.98, c
 
 
+@pytest.mark.slow  # seconds of CPU: a Monte Carlo of hundreds of fits
 def test_intervals_cover_a_wide_field_with_few_deal_sets() -> None:
     # the old bootstrap over 5 deal-sets covered 77% where it said 95%
     rng = np.random.default_rng(5)
@@ -29,6 +30,7 @@ def test_intervals_cover_a_wide_field_with_few_deal_sets() -> None:
     assert 0.915 <= c["coverage"] <= 0.985, c
 
 
+@pytest.mark.slow  # seconds of CPU: a Monte Carlo of hundreds of fits
 def test_a_dominant_bot_is_not_pulled_in_its_interval_covers_and_its_bound_holds() -> None:
     # the old fit's pseudo-comparisons pulled a far stronger bot in by ~200 Elo: its own coverage was 0%
     d = Design("dominant", (700 / ELO, 50 / ELO, 0.0, -50 / ELO), round_robin(4, 2), 12)

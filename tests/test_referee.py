@@ -145,6 +145,7 @@ def test_hang_times_out_and_referee_plays_on(tmp_path):
     assert result.end_reason and not result.failures[1]
 
 
+@pytest.mark.timing  # asserts on an honest seat's clock under a flood
 def test_flood_of_stale_messages_is_dropped(tmp_path):
     result, _ = run_game("basic", [misbehave("flood"), "greedy"], tmp_path, seed=9, time_control=FAST,
                          policy=FailurePolicy(stale="retry", strikes=1000))
@@ -199,6 +200,7 @@ def test_no_process_survives(tmp_path):
     assert not arena_processes()
 
 
+@pytest.mark.timing  # asserts on latencies in ms
 def test_late_reply_then_on_time(tmp_path):
     tc = TimeControl(start_ms=10000, decision_ms=200, bank_ms=100, grace_ms=20)
     result, _ = run_game("basic", [misbehave("late"), "greedy"], tmp_path, seed=16, time_control=tc)

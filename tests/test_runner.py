@@ -373,6 +373,7 @@ def test_every_preset_file_validates():
         assert f"ok: {name}, {name}," in got.stdout
 
 
+@pytest.mark.timing  # asserts on each preset's wall time
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("name", list(PRESET_FILES))
 def test_every_preset_runs_to_the_end(name, tmp_path):

@@ -73,6 +73,7 @@ def sentences(stderr: str) -> dict[str, str]:
     return {line.split("'")[1]: line for line in stderr.splitlines() if line.startswith("bot '")}
 
 
+@pytest.mark.timing  # asserts on the check's wall time
 def test_validate_start_names_each_bot_that_does_not_start(tmp_path):
     file = bad_file(tmp_path)
     assert cli("validate", file).returncode == 0  # the file itself is fine

@@ -230,6 +230,7 @@ def test_every_legal_action_and_score_maps_exactly_under_a_suit_map(name: str) -
     prove()
 
 
+@pytest.mark.slow  # plays and replays whole games: one to several seconds of CPU each
 @pytest.mark.parametrize("name", list(RULE_SETS))
 def test_a_relabelled_record_replays_under_a_header_with_suits(name: str) -> None:
     rules = RULE_SETS[name]

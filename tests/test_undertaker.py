@@ -17,7 +17,7 @@ import pytest
 from arena.referee import sandbox
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_leaks")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60), pytest.mark.usefixtures("no_leaks")]  # real processes
 
 # A stand-in referee: installs the clean-up, starts one process the way the mode says, prints
 # the pids that matter, and waits to be killed.
