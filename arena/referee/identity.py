@@ -21,6 +21,7 @@ import fcntl
 import os
 import random
 import secrets
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,15 +186,31 @@ def _process_uids() -> set[int]:
     return found
 
 
-def hand_over(folder: Path, who: Identity) -> None:
-    """Make ``folder`` (a bot's data folder) and everything in it ``who``'s alone (the folder 0700),
-    without following any link in it."""
-    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        os.fchown(top, who.uid, who.gid)
-        os.fchmod(top, 0o700)
-        for _root, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-            for name in dirs + files:
-                os.chown(name, who.uid, who.gid, dir_fd=dir_fd, follow_symlinks=False)
-    finally:
-        os.close(top)
+def hand_over(folder: int, who: Identity, shown: str = "the data folder") -> None:
+    """Make the folder open as ``folder`` (a descriptor: a bot's data folder, see
+    ``datafolder.open_folder``) and everything in it ``who``'s alone (the folder 0700).
+
+    Links are not followed (a link itself becomes ``who``'s, never its target); a folder on another
+    file system (a mount) or a file with a second name elsewhere (a hard link not ``who``'s) stops
+    it with ValueError (chown there would give the bot that file)."""
+    device = os.fstat(folder).st_dev
+    os.fchown(folder, who.uid, who.gid)
+    os.fchmod(folder, 0o700)
+    for here, dirs, files, dir_fd in os.fwalk(".", dir_fd=folder, follow_symlinks=False):
+        for name in list(dirs) + files:
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:  # removed meanwhile by another game of the same bot
+                continue
+            where = os.path.normpath(os.path.join(shown, here, name))
+            if st.st_dev != device:
+                raise ValueError(f"the bot's data folder cannot be handed over to its user: {where!r} is on "
+                                 "another file system (a mount); a data folder holds only files and folders")
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and st.st_uid != who.uid:
+                raise ValueError(f"the bot's data folder cannot be handed over to its user: {where!r} is a hard "
+                                 "link (the same file has another name elsewhere); remove it")
+            if st.st_uid != who.uid or st.st_gid != who.gid:
+                try:
+                    os.chown(name, who.uid, who.gid, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue

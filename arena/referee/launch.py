@@ -428,7 +428,7 @@ class BotProcess:
     its pipes to the referee (``channel``), its capped log, and everything it starts."""
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
-                 cwd: Path | None, infra_depth: int, data: Path | None = None) -> None:
+                 cwd: Path | None, infra_depth: int, data: Path | None = None, pass_fds: tuple[int, ...] = ()) -> None:
         referee = env[REFEREE_MARKER] = install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
@@ -452,7 +452,7 @@ class BotProcess:
             self.proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=to_bot_r, stdout=from_bot_w, stderr=log_w,
                 start_new_session=True, preexec_fn=_preexec(spec.limits, self.cgroup, data is not None),
-                close_fds=True,
+                close_fds=True, pass_fds=pass_fds,
             )
         except BaseException as e:
             for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w):
@@ -821,9 +821,12 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
 
         if identity.needed():  # root: the compartment runs as a host user of its own, never root
             who = identity.allocate(f"data:{os.path.abspath(data)}" if data is not None else None)
+    data_fd = None
     if data is not None:
-        data = _data_folder(data, who)
+        data = Path(os.path.abspath(data))
         env["ARENA_DATA"] = str(data)
+        if not sandbox:
+            os.close(_data_folder(data, None, spec, cwd, hide))
     argv, depth = program, 0
     if spec.transport != "stdio":
         env["ARENA_TOKEN"] = token
@@ -844,15 +847,27 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         workdir, folders, files = _bot_folders(spec, program, cwd, tuple(hide))
         if who is not None:
             _check_readable(sb.program_folders(program, workdir, files=True))
-        argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
-                       as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
-                       client_dir=None if trusted else root / "protocol", folders=folders, files=files,
-                       tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, identity=who,
-                       bot_env=inside)
+        data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
+        try:
+            argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
+                           as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
+                           client_dir=None if trusted else root / "protocol", folders=folders, files=files,
+                           tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,
+                           identity=who,
+                           bot_env=inside)
+        except BaseException:
+            if data_fd is not None:
+                os.close(data_fd)
+            raise
         # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot); as root a first
         # bwrap (root's, building the view) comes before
         depth = 2 if who is None else 3
-    return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data)
+    try:  # the sandbox binds the data folder from this descriptor (opened without following links)
+        return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data,
+                          pass_fds=() if data_fd is None else (data_fd,))
+    finally:
+        if data_fd is not None:
+            os.close(data_fd)
 
 
 def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None,
@@ -925,18 +940,35 @@ def _check_readable(paths: list[Path]) -> None:
                              f"(mode {mode & 0o777:o}); make it readable: chmod o+r {str(path)!r}")
 
 
-def _data_folder(data: Path, who: Any) -> Path:
-    """The bot's data folder, made if missing, as an absolute path that is not a link (a link there
-    would give the bot write access to its target), handed over to ``who`` (0700) when given."""
-    data = Path(os.path.abspath(data))
-    if data.is_symlink():
-        raise ValueError(f"the bot's data folder {str(data)!r} is a symbolic link; expected a folder of its own")
-    data.mkdir(parents=True, exist_ok=True)
+def _data_folder(data: Path, who: Any, spec: BotSpec, cwd: Path | None, hide: tuple[Path, ...]) -> int:
+    """A descriptor of the bot's data folder ``data`` (made if missing), checked again here
+    (``datafolder``: a tournament could reach this another way than through ``validate``), opened
+    name by name without following links from its anchor (the tournament's folder when ``data`` ends
+    with the bot's ``data`` path, else its parent) and handed over to ``who`` (0700) when given."""
+    from arena.referee import datafolder
+
+    names = [data.name]
+    if spec.data is not None:
+        problem = datafolder.path_problem(spec.data)
+        if problem is not None:
+            raise ValueError(f"the bot's data folder: {problem}")
+        if data.parts[-len(datafolder.names(spec.data)):] == tuple(datafolder.names(spec.data)):
+            names = datafolder.names(spec.data)
+    anchor = Path(*data.parts[:-len(names)])
+    forbidden = [("a folder hidden from bots (results, logs)", Path(h)) for h in hide]
+    why = datafolder.collision(data, forbidden, own=[cwd] if cwd is not None else [])
+    if why is not None:
+        raise ValueError(f"the bot's data folder {str(data)!r} {why}; expected a folder of its own")
+    fd, _made = datafolder.open_folder(anchor, names)
     if who is not None:
         from arena.referee import identity
 
-        identity.hand_over(data, who)
-    return data
+        try:
+            identity.hand_over(fd, who, str(data))
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
 
 
 def _bot_environment(spec: BotSpec, sandbox: bool) -> tuple[dict[str, str], dict[str, str]]:

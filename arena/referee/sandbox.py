@@ -235,7 +235,8 @@ def setpriv_path() -> str | None:
 def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path], bwrap: str | None = None,
          as_pid_1: bool = False, client_dir: Path | None = None, folders: Iterable[Path] | None = None,
          tmp_bytes: int = 256 << 20, writable: Path | None = None, identity: Identity | None = None,
-         bot_env: Mapping[str, str] | None = None, files: Iterable[Path] = ()) -> list[str]:
+         bot_env: Mapping[str, str] | None = None, files: Iterable[Path] = (),
+         writable_fd: int | None = None) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
     with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside).
 
@@ -243,7 +244,9 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
     is not one of them), ``files`` (single files, without their folders), ``expose``, ``client_dir``
     at ``CLIENT_DIR``; ``hide`` is covered with
     empty folders (``HiddenProgram`` if that would hide one of its own folders); ``writable`` is the
-    bot's own data folder, the one place it may write that outlives it.  ``bot_env`` is set inside
+    bot's own data folder, the one place it may write that outlives it, bound from ``writable_fd``
+    when given (``bwrap --bind-fd``: that very folder, whatever its path leads to by then; the
+    caller passes the descriptor to bwrap).  ``bot_env`` is set inside
     only (``--setenv``), never in the launcher's own environment.  The private ``/tmp`` and
     ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory).
 
@@ -275,7 +278,8 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
     if client_dir is not None:
         mounts += ["--ro-bind", str(client_dir), f"{CLIENT_DIR}/{client_dir.name}"]
     if writable is not None:  # the one folder a bot may write, kept between its games
-        mounts += ["--bind", str(writable), str(writable)]
+        source = ["--bind-fd", str(writable_fd)] if writable_fd is not None else ["--bind", str(writable)]
+        mounts += [*source, str(writable)]
     folders_hidden = [p for p in hidden if p.is_dir()]
     for path in hidden:
         if any(path != d and path.is_relative_to(d) for d in folders_hidden):

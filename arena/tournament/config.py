@@ -68,6 +68,7 @@ import tomli_w
 import arena.settings as _settings
 from arena.errors import ArenaError
 from arena.integrity import open_private
+from arena.referee import datafolder
 from arena.referee.sandbox import odd_file
 from arena.rules.options import RulesError, RuleSet, resolve
 from arena.rules.suits import suit_asymmetry
@@ -684,6 +685,8 @@ class _Checker:
         history = self.history(data, bots, seats, deal_sets)
         executor = self.executor(data)
         deals, deal_key = self.deals(data, base_dir)
+        if bots is not None and output is not None:
+            self.data_collisions(bots, base_dir, base_dir / output, deals)
 
         if self.errors:
             return None
@@ -918,8 +921,11 @@ class _Checker:
                     self.err(path + ("command",), problem)
             transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)
             bot_data = b.get("data")
-            if bot_data is not None and (not isinstance(bot_data, str) or not bot_data or "\0" in bot_data):
+            if bot_data is not None and (not isinstance(bot_data, str) or not bot_data):
                 self.err(path + ("data",), f"expected a folder path, got {_describe(bot_data)}")
+                bot_data = None
+            elif bot_data is not None and (problem := datafolder.path_problem(bot_data)) is not None:
+                self.err(path + ("data",), problem)
                 bot_data = None
             elif bot_data is not None and (link := _link_in(base_dir, bot_data)) is not None:
                 self.err(path + ("data",), f"expected a folder of the bot's own; {str(link)!r} is a symbolic link "
@@ -941,6 +947,34 @@ class _Checker:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
+
+    def data_collisions(self, bots: tuple[BotSpec, ...], base_dir: Path, output: Path, deals: str | None) -> None:
+        """Each bot's ``data`` against what else the tournament names: no results folder, tournament
+        file, deal suite, other bot's folder or data, nor any bot's program in or around it."""
+        named: list[tuple[str, Path]] = [("the results folder (output)", output)]
+        if self.file:
+            named.append(("the tournament file", Path(os.path.abspath(self.file))))
+        if deals:
+            named.append(("the deal suite (deals)", Path(deals)))
+        programs: list[tuple[str, Path]] = []
+        for j, other in enumerate(bots):
+            program = None if other.remote or other.is_bundled() else \
+                _settings.program_file(other.command, other.workdir(base_dir), other.env)
+            if program is not None:
+                programs.append((f"the program of bots[{j}] ({other.name})", program))
+        for i, b in enumerate(bots):
+            folder = b.datadir(base_dir)
+            if folder is None:
+                continue
+            forbidden = list(named)
+            for j, other in enumerate(bots):
+                if j != i and other.cwd is not None:
+                    forbidden.append((f"bots[{j}].cwd, the folder of {other.name}", other.workdir(base_dir)))
+                if j != i and (theirs := other.datadir(base_dir)) is not None:
+                    forbidden.append((f"bots[{j}].data, the data folder of {other.name}", theirs))
+            why = datafolder.collision(folder, forbidden + programs, own=[b.workdir(base_dir)])
+            if why is not None:
+                self.err(("bots", i, "data"), f"expected a folder of the bot's own; {b.data!r} {why}")
 
     def deals(self, data: dict[str, Any], base_dir: Path) -> tuple[str | None, bytes | None]:
         """``deals``: a deal suite's path (made by the first run if missing) and its bytes if it exists;

@@ -213,6 +213,19 @@ def try_(action) -> str:
         return f"refused: {type(e).__name__}: {e}"[:200]
 
 
+def open_folders() -> list[str]:
+    """Where the folders this process holds open lead (a descriptor the launcher let through)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if os.path.isdir(f"/proc/self/fd/{fd}") and not target.startswith("/proc"):
+                found.append(target)
+        except OSError:
+            continue
+    return found
+
+
 def host_powers() -> None:
     """Try what only the host's root (or the organiser's user) could do, and report each outcome."""
     def core_pattern() -> str:
@@ -244,6 +257,7 @@ def host_powers() -> None:
               "proc_sys": try_(proc_sys_rw), "uid": os.getuid(), "cwd": try_(lambda: read(".")),
               "env": sorted(k for k in os.environ if k.startswith("BOT_")),
               "data": try_(write_data) if os.environ.get("ARENA_DATA") else None,
+              "dir_fds": open_folders(),
               "paths": {p: try_(lambda p=p: read(p)) for p in probes}}
     sys.stderr.write("HOSTILE " + json.dumps(report) + "\n")
     sys.stderr.flush()
@@ -306,6 +320,8 @@ def main() -> int:
         if msg["type"] == "shutdown":
             stop.set()
             return 0
+        if msg["type"] == "error":
+            print(f"hostile: got an error of kind {msg.get('kind')}", file=sys.stderr, flush=True)  # tests read the log
         if msg["type"] != "request":
             continue
         requests += 1

@@ -1,0 +1,141 @@
+"""A bot's data folder: where it may be, and opening it so that what is checked is what is bound.
+
+A tournament file's ``data`` (``path_problem``) is a path relative to the tournament's folder
+(its base), with no ``..`` part, not absolute, without control characters, and not the base
+itself.  ``collision`` says what it must not be, hold or lie in: the results folder, the
+tournament file, another bot's folders or data, the arena's own install, a system folder
+(``config`` checks all of them at ``validate``/``run``; ``launch`` again at every start with
+what it knows, since a tournament could reach it another way).
+
+``open_folder`` walks from an anchor (the base, the organiser's) one name at a time with
+``O_NOFOLLOW``, making what is missing, never leaving the anchor's file system; the sandbox binds
+the descriptor it returns (``bwrap --bind-fd``), so a folder swapped for a link after the check
+cannot redirect the bind.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+# Never a data folder, nor inside one of these: the machine's own.
+SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
+          "/usr")
+# Never a data folder itself (a folder inside them is fine: a tournament lives somewhere).
+TOPS = ("/", "/home", "/root", "/tmp", "/var", "/opt", "/srv", "/mnt", "/media")
+
+
+def path_problem(relative: str) -> str | None:
+    """Why ``relative`` (a tournament file's ``data``) is not a folder path inside the tournament's
+    folder, in one sentence, or None."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in relative):
+        return f"expected a folder path without control characters, got {relative!r}"
+    if relative.startswith("/"):
+        return (f"expected a folder path relative to the tournament's folder, got the absolute path {relative!r} "
+                "(a bot's data folder lies inside the tournament's folder)")
+    if ".." in relative.split("/"):
+        return f"expected a folder path inside the tournament's folder, without '..', got {relative!r}"
+    if not names(relative):
+        return f"expected a folder inside the tournament's folder, not that folder itself, got {relative!r}"
+    return None
+
+
+def names(relative: str) -> list[str]:
+    """The folder names of ``relative`` in order (empty and ``.`` parts dropped)."""
+    return [p for p in relative.split("/") if p not in ("", ".")]
+
+
+def _forms(path: Path) -> set[Path]:
+    return {Path(os.path.abspath(path)), Path(os.path.realpath(path))}
+
+
+def relation(folder: Path, other: Path) -> str | None:
+    """How ``folder`` overlaps ``other`` ("is", "is inside", "holds"), by name and by where links
+    lead, or None when neither holds the other."""
+    for a in _forms(folder):
+        for b in _forms(other):
+            if a == b:
+                return "is"
+    for a in _forms(folder):
+        for b in _forms(other):
+            if a.is_relative_to(b):
+                return "is inside"
+            if b.is_relative_to(a):
+                return "holds"
+    return None
+
+
+def installed() -> list[tuple[str, Path]]:
+    """The arena's own code and the Python it runs on: no bot may write there."""
+    root = Path(__file__).resolve().parents[2]
+    found = [("the arena's code", root / "arena"), ("the client library", root / "protocol"),
+             ("the sample bots", root / "sample_bots")]
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix)):
+        found.append(("the Python install", Path(prefix)))
+    return found
+
+
+def collision(folder: Path, forbidden: Iterable[tuple[str, Path]], own: Iterable[Path] = ()) -> str | None:
+    """Why ``folder`` may not be a bot's data folder, as the end of a sentence, or None: it is, holds
+    or lies in one of ``forbidden`` (what, path), a system folder or the arena's install; it may
+    lie inside (not be, nor hold) one of ``own`` (the bot's own ``cwd``)."""
+    for top in TOPS:
+        if relation(folder, Path(top)) == "is":
+            return f"is the machine's {top!r}"
+    for system in SYSTEM:
+        how = relation(folder, Path(system))
+        if how is not None:
+            return f"{how} the system folder {system!r}"
+    for path in own:
+        how = relation(folder, path)
+        if how in ("is", "holds"):
+            return f"{how} the bot's own folder {str(path)!r} (a data folder may lie inside it, not be or hold it)"
+    for what, path in [*forbidden, *installed()]:
+        how = relation(folder, path)
+        if how is not None:
+            return f"{how} {what} {str(path)!r}"
+    return None
+
+
+class DataFolderError(ValueError):
+    """A data folder that cannot be opened safely (a link, not a folder, another file system)."""
+
+
+def open_folder(anchor: Path, parts: Sequence[str]) -> tuple[int, bool]:
+    """(a descriptor of ``anchor/parts...``, whether the last folder was made now): each name opened
+    with ``O_NOFOLLOW`` below the previous one and made (0700) when missing, on ``anchor``'s file
+    system only; DataFolderError naming the path when a part is a link, not a folder, or a mount."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(anchor, flags)
+    device = os.fstat(fd).st_dev
+    made = False
+    here = Path(anchor)
+    try:
+        for name in parts:
+            here = here / name
+            made = False
+            try:
+                os.mkdir(name, 0o700, dir_fd=fd)
+                made = True
+            except FileExistsError:
+                pass
+            try:
+                child = os.open(name, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    kind = "a symbolic link" if os.path.islink(here) else "not a folder"
+                    raise DataFolderError(f"the bot's data folder {str(here)!r} is {kind}; expected a folder of "
+                                          "its own (a link there would give the bot its target)") from None
+                raise
+            os.close(fd)
+            fd = child
+            if os.fstat(fd).st_dev != device:
+                raise DataFolderError(f"the bot's data folder {str(here)!r} is on another file system (a mount) "
+                                      f"than {str(anchor)!r}; expected a plain folder")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, made

@@ -1,0 +1,248 @@
+"""A bot's data folder is contained (issue 21, SECURITY.md "Data folders"): a tournament file's
+``data`` is a folder of the bot's own inside the tournament's folder, refused at ``validate`` and
+``run`` with its key otherwise; ``launch`` checks it again at every start; the folder handed over
+to the bot's user crosses no link, mount or hard link; and the sandbox binds the very folder that
+was checked, whatever its path leads to by the time bubblewrap binds it.  Tried by a real hostile
+bot (tests/bots/hostile.py host_powers) that writes into its data folder and reads what it can."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.referee import sandbox
+from arena.referee.host import BotHost
+from arena.settings import BotSpec, TimeControl
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
+needs_sandbox = pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="only root hands a data folder over to a user of its own")
+
+TC = TimeControl(start_ms=20000, decision_ms=2000, grace_ms=100)
+
+TOURNAMENT = """
+name = "t"
+variant = "basic"
+seats = 2
+deal_sets = 1
+output = "out"
+
+[rules]
+deals = 1
+
+[[bots]]
+name = "mine"
+command = "python3 hostile.py host_powers"
+cwd = "bot"
+{data}
+[[bots]]
+name = "other"
+command = "python3 hostile.py host_powers"
+cwd = "other"
+{other}
+"""
+
+
+def folders(tmp_path: Path) -> Path:
+    for name in ("bot", "other"):
+        (tmp_path / name).mkdir()
+        for program in ("hostile.py", "misbehave.py"):
+            shutil.copy(ROOT / "tests" / "bots" / program, tmp_path / name / program)
+    return tmp_path / "bot"
+
+
+def arena(*args: str, cwd: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def private_file(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("the organiser's")
+    path.chmod(0o600)
+    return path
+
+
+def report(host: BotHost, peer) -> dict:
+    for line in host.log_path(peer).read_text(errors="replace").splitlines():
+        if line.startswith("HOSTILE "):
+            return json.loads(line[len("HOSTILE "):])
+    raise AssertionError(f"no report in {host.log_path(peer).read_text(errors='replace')[-2000:]}")
+
+
+def errors_by_key(stderr: str) -> dict[str, str]:
+    out = {}
+    for line in stderr.splitlines():
+        parts = line.split(": ", 2)
+        if len(parts) == 3 and parts[1].startswith("bots["):
+            out[parts[1]] = parts[2]
+    return out
+
+
+def test_validate_refuses_a_data_path_that_leaves_the_tournaments_folder_with_its_key(tmp_path):
+    folders(tmp_path)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    text = TOURNAMENT.format(data=f'data = "{outside}"\n', other='data = "../elsewhere"\n')
+    for name, value in (("third", "bot/../../x"), ("fourth", "."), ("fifth", "a\\u0007b"), ("sixth", "")):
+        text += f'\n[[bots]]\nname = "{name}"\ncommand = "random"\ndata = "{value}"\n'
+    (tmp_path / "t.toml").write_text(text)
+    for command in ("validate", "run"):
+        done = arena(command, "t.toml", cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        found = errors_by_key(done.stderr)
+        assert "absolute path" in found["bots[0].data"] and str(outside) in found["bots[0].data"], found
+        assert "'..'" in found["bots[1].data"] and "'..'" in found["bots[2].data"], found
+        assert "not that folder itself" in found["bots[3].data"], found
+        assert "control characters" in found["bots[4].data"], found
+        assert "expected a folder path" in found["bots[5].data"], found
+    assert not outside.exists() and not (tmp_path / "out").exists()
+
+
+def test_validate_refuses_a_data_folder_over_what_is_not_the_bots_own_with_its_key(tmp_path):
+    folders(tmp_path)
+    text = TOURNAMENT.format(data='data = "out/mine"\n', other='data = "shared/other"\n')
+    extra = (("results", "out"), ("own_cwd", "bot"), ("others_cwd", "other/data"), ("holds_data", "shared"),
+             ("fine", "free/data"))
+    for name, value in extra:
+        text += f'\n[[bots]]\nname = "{name}"\ncommand = "random"\ndata = "{value}"\n'
+    (tmp_path / "t.toml").write_text(text)
+    done = arena("validate", "t.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    found = errors_by_key(done.stderr)
+    assert "is inside the results folder" in found["bots[0].data"], found
+    assert "is the results folder" in found["bots[2].data"], found
+    assert "is bots[0].cwd" in found["bots[3].data"], found  # a bundled bot's data in another's folder
+    assert "is inside bots[1].cwd" in found["bots[4].data"], found
+    assert "holds bots[1].data" in found["bots[5].data"] and "bots[1].data" in found, found
+    assert "bots[6].data" not in found, found  # inside a folder no bot runs in: fine
+    # the bot's own folder: inside it is fine (README's layout), being it is not
+    text = TOURNAMENT.format(data='data = "bot"\n', other='data = "other/data"\n')
+    (tmp_path / "t.toml").write_text(text)
+    found = errors_by_key(arena("validate", "t.toml", cwd=tmp_path).stderr)
+    assert list(found) == ["bots[0].data"] and "the bot's own folder" in found["bots[0].data"], found
+
+
+def test_validate_refuses_a_data_folder_in_the_arenas_own_install(tmp_path):
+    text = (f'name = "t"\nvariant = "basic"\nseats = 2\nbase_dir = "{ROOT}"\noutput = "{tmp_path}/out"\n'
+            '[[bots]]\nname = "a"\ncommand = "random"\ndata = "arena/referee"\n'
+            '[[bots]]\nname = "b"\ncommand = "greedy"\ndata = "sample_bots/b-data"\n')
+    (tmp_path / "t.toml").write_text(text)
+    done = arena("validate", "t.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    found = errors_by_key(done.stderr)
+    assert "the arena's code" in found["bots[0].data"] and "the sample bots" in found["bots[1].data"], found
+    assert not (ROOT / "sample_bots" / "b-data").exists()
+
+
+@needs_sandbox
+def test_a_bot_given_the_results_folder_or_an_outside_folder_as_data_is_never_started(tmp_path):
+    folders(tmp_path)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    secret = private_file(outside / "secret.txt")
+    try:
+        for data in (f'data = "{outside}"', 'data = "out"'):
+            (tmp_path / "t.toml").write_text(TOURNAMENT.format(data=data + "\n", other=""))
+            done = arena("run", "t.toml", cwd=tmp_path)
+            assert done.returncode == 2 and "bots[0].data" in done.stderr and "Traceback" not in done.stderr, \
+                done.stderr
+            assert not (tmp_path / "out" / "logs").exists(), "a bot was started"
+            st = secret.stat()
+            assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.geteuid(), 0o600)
+            assert outside.stat().st_uid == os.geteuid()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+@needs_sandbox
+def test_launch_checks_a_data_folder_again_whoever_asks_for_it(tmp_path):
+    """A tournament reaching the referee another way than through validate: the bot's own program
+    folder, a hidden folder (the results) or an absolute ``data`` are refused at the start, before
+    anything is made or handed over; the honest seat beside it starts."""
+    bot = folders(tmp_path)
+    out = tmp_path / "out"
+    key = private_file(out / "secret.key")
+    mode = stat.S_IMODE(bot.stat().st_mode)
+    with BotHost(TC, tmp_path / "logs", hide=(out,)) as host:
+        spec = BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot")
+        tries = [host.add(spec, cwd=bot, data=bot),
+                 host.add(BotSpec(name="h2", command=spec.command, cwd="bot"), cwd=bot, data=out),
+                 host.add(BotSpec(name="h3", command=spec.command, cwd="bot", data=str(tmp_path / "abs")), cwd=bot,
+                          data=tmp_path / "abs")]
+        honest = host.add(BotSpec(name="ok", command=spec.command, cwd="other", data="other-data"),
+                          cwd=tmp_path / "other", data=tmp_path / "other-data")
+        started = [host.start(p) for p in tries]
+        assert host.start(honest), honest.problem
+        honest_report = report(host, honest)
+    assert started == [False, False, False]
+    reasons = [p.problem[1] for p in tries]
+    assert "the bot's own folder" in reasons[0], reasons
+    assert "hidden from bots" in reasons[1], reasons
+    assert "absolute path" in reasons[2], reasons
+    assert (bot.stat().st_uid, stat.S_IMODE(bot.stat().st_mode)) == (os.geteuid(), mode)
+    assert key.stat().st_uid == os.geteuid() and not (tmp_path / "abs").exists()
+    assert honest_report["data"] == "done: written", honest_report
+    assert (tmp_path / "other-data" / "pwned").read_text() == "written by the bot"
+
+
+@needs_sandbox
+@as_root
+def test_a_hard_link_or_a_mount_in_a_data_folder_is_not_handed_to_the_bot(tmp_path):
+    bot = folders(tmp_path)
+    secret = private_file(tmp_path / "private" / "secret.txt")
+    data = tmp_path / "data"
+    data.mkdir()
+    os.link(secret, data / "book.bin")  # the organiser's file under a second name
+    mounted = data / "mnt"
+    try:
+        with BotHost(TC, tmp_path / "logs") as host:
+            first = host.add(BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot"), cwd=bot,
+                             data=data)
+            assert not host.start(first)
+            assert "hard link" in first.problem[1] and "book.bin" in first.problem[1], first.problem
+            (data / "book.bin").unlink()
+            mounted.mkdir()
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(mounted)], check=True)
+            private_file(mounted / "theirs.txt")
+            second = host.add(BotSpec(name="h2", command="python3 hostile.py host_powers", cwd="bot"), cwd=bot,
+                              data=data)
+            assert not host.start(second)
+            assert "another file system" in second.problem[1] and "mnt" in second.problem[1], second.problem
+        assert secret.stat().st_uid == 0 and (mounted / "theirs.txt").stat().st_uid == 0
+    finally:
+        if mounted.is_mount():
+            subprocess.run(["umount", "-l", str(mounted)], check=False)
+
+
+@needs_sandbox
+def test_a_data_folder_swapped_for_a_link_after_the_check_is_not_what_the_sandbox_binds(tmp_path, monkeypatch):
+    """Between the referee's check and bubblewrap's bind, the data folder's path is made to lead
+    elsewhere (renamed away, a link in its place): the bot still writes into the folder that was
+    checked, the link's target gets nothing, and no descriptor of it reaches the bot."""
+    bot = folders(tmp_path)
+    data, moved, decoy = tmp_path / "data", tmp_path / "data-moved", tmp_path / "decoy"
+    decoy.mkdir()
+    decoy.chmod(0o777)  # a folder anyone may write: bound instead, it would take the bot's writes
+    real_wrap = sandbox.wrap
+
+    def swap_then_wrap(*args, **kwargs):
+        data.rename(moved)
+        data.symlink_to(decoy)
+        return real_wrap(*args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "wrap", swap_then_wrap)
+    with BotHost(TC, tmp_path / "logs") as host:
+        peer = host.add(BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot"), cwd=bot, data=data)
+        assert host.start(peer), peer.problem
+        got = report(host, peer)
+    assert got["data"] == "done: written", got
+    assert list(decoy.iterdir()) == [], "the bind followed the swapped-in link"
+    assert (moved / "pwned").read_text() == "written by the bot"
+    assert got["dir_fds"] == [], got
