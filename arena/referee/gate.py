@@ -1,13 +1,22 @@
-"""The gate: the one ZeroMQ socket a bot talks to, in a process of its own beside the bot.
+"""The gate: the one ZeroMQ endpoint a bot talks to, in a process of its own beside the bot.
 
 The referee never holds a socket a bot can write to.  Each bot gets a gate
 process, started in the bot's own compartment (its sandbox, its limits), that
-binds a ROUTER for that bot alone, starts the bot, and relays between the
-bot's socket and two pipes to the referee: one JSON message per line.  Pipes
-are bounded by the kernel, so whatever a bot sends, the referee reads at its
-own pace and only what it asks for; anything libzmq must hold (a multipart
-message is assembled whole before it can be read) is held here, under this
-process's own memory cap, never in the referee.
+listens for that bot alone, starts the bot, and relays between the bot's
+connection and two pipes to the referee: one JSON message per line.  Pipes are
+bounded by the kernel, so whatever a bot sends, the referee reads at its own
+pace and only what it asks for.
+
+This gate speaks ZMTP 3.1 itself (the NULL mechanism, as a ROUTER: RFC 23/37),
+single-threaded on epoll, standard library only: no libzmq, no I/O thread, so
+a decision costs one process's wake-up here instead of two threads' and a
+message is copied twice instead of five times.  Each frame's size is read from
+its header before its body, so a frame over the protocol's limit, or a
+multipart message whose frames add up past it, is reported at once and the
+rest of it skipped unread into any buffer: nothing a peer sends is held beyond
+one message of ``MAX_MESSAGE_BYTES`` per connection.  ``arena.referee.gate_libzmq``
+is the previous gate, on libzmq: it serves CURVE (remote seats of a tournament,
+SPEC 12) and whoever sets ``ARENA_GATE=libzmq`` (launch.py picks the file).
 
 What reaches the referee (stdout, one line each):
 
@@ -17,23 +26,17 @@ What reaches the referee (stdout, one line each):
   message of the bot's can ever be read as a notice (the referee's decoder
   then refuses it as it refuses any NUL outside a string);
 - a notice, which starts with a NUL byte and can never be a JSON message:
-  ``\\0bound ENDPOINT``; ``\\0connected`` (a peer completed the ZeroMQ
+  ``\\0bound ENDPOINT``; ``\\0connected`` (a peer completed the ZMTP
   handshake; once); ``\\0multipart N`` (a message of N frames, dropped);
-  ``\\0oversized N`` (a frame of N bytes, dropped); ``\\0overflow MIB`` (a
-  message too big for the gate's memory cap: the gate ends); ``\\0stranger``
-  (the first message from a routing id that is not the bot's token);
-  ``\\0dropped N`` (N messages dropped because the referee was not reading);
-  ``\\0exit CODE``.
+  ``\\0oversized N`` (a message of at least N bytes, skipped as it arrives);
+  ``\\0stranger`` (the first message from a routing id that is not the bot's
+  token); ``\\0dropped N`` (N messages dropped because the referee was not
+  reading); ``\\0exit CODE``.
 
-Lines from the referee (stdin) go to the bot's socket, never blocking: a bot
-that does not read loses messages, it cannot stall the gate.  The gate exits
-when the bot exits (after a last ``\\0exit``), and kills the bot when the
-referee closes its stdin.
-
-Only the standard library and pyzmq are imported, so the gate starts fast.
-A remote seat of a tournament also gets ``ARENA_GATE_CURVE`` (the Z85 secret of the
-referee's CURVE key pair): its socket is then a CURVE server, so the connection is
-encrypted and a client that does not know the referee's public key cannot connect.
+Lines from the referee (stdin) go to the bot's connection, never blocking: a
+bot that does not read loses messages, it cannot stall the gate.  The gate
+exits when the bot exits (after a last ``\\0exit``), and kills the bot when
+the referee closes its stdin.
 
 Usage (the referee runs it; ARENA_TOKEN and ARENA_GATE_BIND in the environment)::
 
@@ -44,47 +47,238 @@ from __future__ import annotations
 
 import os
 import resource
+import selectors
 import signal
+import socket
+import stat
+import struct
 import sys
 import time
 
-import zmq
-
-MAX_MESSAGE_BYTES = 1 << 20  # the protocol's limit; bigger frames are reported, not relayed
-FRAME_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # libzmq drops a connection that sends a bigger frame
+MAX_MESSAGE_BYTES = 1 << 20  # the protocol's limit; bigger messages are reported, not relayed
 OUT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # unread lines held for the referee before dropping
 IN_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # unread referee lines held before reading stdin pauses
-MEMORY_CAP_BYTES = 512 << 20  # the gate's own data (RLIMIT_DATA): a multipart bomb ends here
+SEND_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # bytes queued for a connection that is not reading
+MEMORY_CAP_BYTES = 512 << 20  # the gate's own data (RLIMIT_DATA), as the libzmq gate's
+COMMAND_CAP_BYTES = 1 << 16  # a READY with metadata is a few hundred bytes
+MAX_CONNECTIONS = 64  # a bot that opens more gets them closed (each may hold one message)
+READ_BYTES = 1 << 16
 STRANGER_REPLIES_PER_S = 10
-RCVHWM = 8
+PEER_TYPES = (b"DEALER", b"REQ", b"ROUTER")  # the socket types libzmq lets talk to a ROUTER
 
 
-class Overflow(Exception):
-    """The bot sent a message larger than the gate's memory cap: the gate reports it and ends."""
+# -- ZMTP 3.1, the codec (no I/O) ------------------------------------------------------------
+class ProtocolError(Exception):
+    """The peer broke ZMTP: its connection is closed."""
+
+
+def _greeting() -> bytes:
+    # signature (0xFF, 8 bytes padding, 0x7F), version 3.1, mechanism NULL, as-server 0, filler
+    return b"\xff" + bytes(8) + b"\x7f\x03\x01" + b"NULL".ljust(20, b"\0") + bytes(32)
+
+
+GREETING = _greeting()
+
+
+def frame(body: bytes, more: bool = False, command: bool = False) -> bytes:
+    """One ZMTP frame: flags, size (1 byte, or 8 when over 255), body."""
+    flags = (1 if more else 0) | (4 if command else 0)
+    if len(body) < 256:
+        return bytes((flags, len(body))) + body
+    return struct.pack(">BQ", flags | 2, len(body)) + body
+
+
+def command(name: bytes, data: bytes = b"") -> bytes:
+    return frame(bytes((len(name),)) + name + data, command=True)
+
+
+def properties(props: dict[bytes, bytes]) -> bytes:
+    return b"".join(bytes((len(k),)) + k + struct.pack(">I", len(v)) + v for k, v in props.items())
+
+
+def parse_properties(data: bytes) -> dict[bytes, bytes]:
+    """A READY command's metadata, names lower-cased (RFC 37: they are case-insensitive)."""
+    out: dict[bytes, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        n = data[pos]
+        name = data[pos + 1:pos + 1 + n]
+        pos += 1 + n
+        if n == 0 or len(name) < n or pos + 4 > len(data):
+            raise ProtocolError("a malformed property in READY")
+        (size,) = struct.unpack_from(">I", data, pos)
+        pos += 4
+        if pos + size > len(data):
+            raise ProtocolError("a property longer than READY")
+        out[name.lower()] = data[pos:pos + size]
+        pos += size
+    return out
+
+
+READY = command(b"READY", properties({b"Socket-Type": b"ROUTER"}))
+
+Event = tuple[str, object]
+
+
+class Zmtp:
+    """One peer's side of a ZMTP 3 connection as a server: bytes in, events out.
+
+    Events: ``("ready", identity)`` once the handshake is done; ``("message", body)`` for a
+    single-frame message; ``("multipart", frames)`` for a multipart one (its bodies dropped);
+    ``("oversized", bytes)`` as soon as a message is known to be over ``limit`` (its rest is
+    skipped); ``("ping", context)`` (answer with ``pong``).  What is buffered is at most one
+    frame's header plus one body of ``limit`` bytes plus the last chunk fed.
+    """
+
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+        self.greeted = False  # the peer's 64-byte greeting was read
+        self.ready = False  # its READY was read
+        self.identity = b""
+        self.skip = 0  # bytes of the current frame's body still to skip
+        self.skip_more = False  # that frame's MORE flag
+        self.frames = 0  # frames so far of the message being read
+        self.total = 0  # its bytes so far
+        self.over = False  # the message was reported oversized: its rest is skipped
+
+    def feed(self, data: bytes) -> list[Event]:
+        events: list[Event] = []
+        buf = self.buf
+        if not buf and self.ready and not self.skip and len(data) >= 2 and data[0] == 0 and len(data) == data[1] + 2:
+            self._end(data[2:], False, events)  # the common case: one whole short frame
+            return events
+        buf += data
+        pos = 0
+        end = len(buf)
+        while True:
+            if self.skip:
+                n = min(self.skip, end - pos)
+                pos += n
+                self.skip -= n
+                if self.skip:
+                    break
+                self._end(None, self.skip_more, events)
+                continue
+            if not self.greeted:
+                if end - pos < 64:
+                    self._check_signature(bytes(buf[pos:end]))
+                    break
+                self._check_greeting(bytes(buf[pos:pos + 64]))
+                self.greeted = True
+                pos += 64
+                continue
+            if end - pos < 2:
+                break
+            flags = buf[pos]
+            if flags & 0xF8:
+                raise ProtocolError(f"reserved frame flags {flags:#x}")
+            if flags & 2:
+                if end - pos < 9:
+                    break
+                (size,) = struct.unpack_from(">Q", buf, pos + 1)
+                head = 9
+            else:
+                size = buf[pos + 1]
+                head = 2
+            if flags & 4 or not self.ready:
+                if not flags & 4:
+                    raise ProtocolError("a message before the handshake")
+                if flags & 1 or size > COMMAND_CAP_BYTES:
+                    raise ProtocolError("a multipart or oversized command")
+                if end - pos < head + size:
+                    break
+                self._command(bytes(buf[pos + head:pos + head + size]), events)
+                pos += head + size
+                continue
+            more = bool(flags & 1)
+            if self.over or size > self.limit - self.total:
+                if not self.over:
+                    self.over = True
+                    events.append(("oversized", self.total + size))
+                self.skip, self.skip_more = size, more
+                pos += head
+                if not size:  # nothing to skip: the frame ends here
+                    self._end(None, more, events)
+                continue
+            if end - pos < head + size:
+                break
+            body = bytes(buf[pos + head:pos + head + size])
+            pos += head + size
+            self._end(body, more, events)
+        del buf[:pos]
+        return events
+
+    def _end(self, body: bytes | None, more: bool, events: list[Event]) -> None:
+        """A frame has ended (``body`` None: it was skipped)."""
+        self.frames += 1
+        if body is not None:
+            self.total += len(body)
+        if more:
+            return
+        if not self.over:
+            if self.frames > 1:
+                events.append(("multipart", self.frames))
+            else:
+                assert body is not None
+                events.append(("message", body))
+        self.frames = self.total = 0
+        self.over = False
+
+    @staticmethod
+    def _check_signature(part: bytes) -> None:
+        if part[:1] not in (b"", b"\xff") or (len(part) >= 10 and not part[9] & 1):
+            raise ProtocolError("not a ZMTP 3 greeting")
+        if len(part) >= 11 and part[10] < 3:
+            raise ProtocolError(f"ZMTP version {part[10]} (3 or later is needed)")
+
+    def _check_greeting(self, g: bytes) -> None:
+        self._check_signature(g)
+        if g[12:32].rstrip(b"\0") != b"NULL":
+            raise ProtocolError("a security mechanism other than NULL")
+
+    def _command(self, body: bytes, events: list[Event]) -> None:
+        n = body[0] if body else 0
+        name, data = body[1:1 + n], body[1 + n:]
+        if len(name) < n or not n:
+            raise ProtocolError("a malformed command")
+        if not self.ready:
+            if name != b"READY":
+                raise ProtocolError(f"{name!r} before READY")
+            props = parse_properties(data)
+            if props.get(b"socket-type") not in PEER_TYPES:
+                raise ProtocolError(f"socket type {props.get(b'socket-type')!r} cannot talk to a ROUTER")
+            self.identity = props.get(b"identity", b"")
+            self.ready = True
+            events.append(("ready", self.identity))
+        elif name == b"PING":
+            events.append(("ping", data[2:18]))
+        elif name == b"ERROR":
+            raise ProtocolError("the peer sent ERROR")
+        # other commands (SUBSCRIBE, CANCEL, PONG) mean nothing to a ROUTER
+
+
+# -- the gate process -----------------------------------------------------------------------
+class Conn:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.zmtp = Zmtp()
+        self.out = bytearray()
+        self.writing = False  # registered for EVENT_WRITE
 
 
 class Gate:
-    def __init__(self, bind: str, token: bytes, curve_secret: bytes | None = None) -> None:
+    def __init__(self, bind: str, token: bytes) -> None:
         self.token = token
-        self.ctx = zmq.Context(io_threads=1)
-        self.sock = self.ctx.socket(zmq.ROUTER)
-        if curve_secret:  # a remote seat of a tournament: only CURVE clients that know our public key (SPEC 12)
-            self.sock.curve_secretkey = curve_secret
-            self.sock.curve_publickey = zmq.curve_public(curve_secret)
-            self.sock.curve_server = True
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        self.sock.setsockopt(zmq.RCVHWM, RCVHWM)
-        self.sock.setsockopt(zmq.SNDHWM, 1000)
-        self.sock.setsockopt(zmq.MAXMSGSIZE, FRAME_CAP_BYTES)
-        self.sock.bind(bind)
-        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()  # type: ignore[union-attr]  # LAST_ENDPOINT is a bytes option
-        # Told once when a peer completes the ZeroMQ handshake, so that a bot that connects and
-        # then says nothing can be told apart from one that never connected.
-        self.monitor: zmq.Socket | None = self.sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        self.sel = selectors.DefaultSelector()
+        self.listener, self.endpoint, self.ipc_path = _listen(bind)
+        self.sel.register(self.listener, selectors.EVENT_READ, "listen")
+        self.conns: dict[int, Conn] = {}
+        self.bot: Conn | None = None  # the connection under the token
         self.out = bytearray()  # lines for the referee
         self.inbuf = bytearray()  # bytes from the referee, not a whole line yet
         self.dropped = 0
+        self.announced = False  # "connected" was emitted
         self.stranger_seen = False
         self.stranger_budget = float(STRANGER_REPLIES_PER_S)
         self.stranger_at = time.monotonic()
@@ -97,10 +291,10 @@ class Gate:
             self.dropped += 1
             return
         if self.dropped:
-            notice = b"\0dropped %d\n" % self.dropped
+            self.out += b"\0dropped %d\n" % self.dropped
             self.dropped = 0
-            self.out += notice
-        self.out += line + b"\n"
+        self.out += line
+        self.out += b"\n"
 
     def flush(self) -> None:
         while self.out:
@@ -110,59 +304,127 @@ class Gate:
                 return
             del self.out[:n]
 
-    # -- from the bot ---------------------------------------------------------------
-    def from_bot(self) -> None:
-        """Read what is queued on the bot's socket (a bounded batch: stdin gets its turn too)."""
-        for _ in range(256):
+    # -- connections --------------------------------------------------------------
+    def accept(self) -> None:
+        for _ in range(16):
             try:
-                frames = self.sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
+                sock, _addr = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
                 return
-            except MemoryError:  # a multipart message bigger than this process may hold
-                raise Overflow from None
-            ident = frames[0]
-            if ident != self.token:
-                self.stranger(ident)
+            except OSError:  # out of descriptors: whoever opened them waits
+                return
+            if len(self.conns) >= MAX_CONNECTIONS:
+                sock.close()
                 continue
-            if len(frames) != 2:
-                self.emit(b"\0multipart %d" % (len(frames) - 1))
-                continue
-            data = frames[1]
-            if len(data) > MAX_MESSAGE_BYTES:
-                self.emit(b"\0oversized %d" % len(data))
-                continue
-            if b"\n" in data or b"\r" in data:
-                data = data.replace(b"\n", b" ").replace(b"\r", b" ")
-            if data.startswith(b"\0"):  # the notices' mark is the gate's alone
-                data = b" " + data
-            self.emit(data)
+            sock.setblocking(False)
+            if sock.family != socket.AF_UNIX:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            c = Conn(sock)
+            self.conns[sock.fileno()] = c
+            self.sel.register(sock, selectors.EVENT_READ, c)
+            self.send_raw(c, GREETING + READY)
 
-    def stranger(self, ident: bytes) -> None:
+    def drop(self, c: Conn) -> None:
+        self.conns.pop(c.sock.fileno(), None)
+        try:
+            self.sel.unregister(c.sock)
+        except (KeyError, ValueError):
+            pass
+        c.sock.close()
+        if c is self.bot:
+            self.bot = None
+
+    def send_raw(self, c: Conn, data: bytes) -> None:
+        """Write now what the socket takes, queue the rest (dropped beyond ``SEND_CAP_BYTES``)."""
+        if c.out:
+            if len(c.out) + len(data) <= SEND_CAP_BYTES:
+                c.out += data
+            return
+        try:
+            n = c.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:
+            self.drop(c)
+            return
+        if n < len(data):
+            c.out += data[n:]
+            c.writing = True
+            self.sel.modify(c.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, c)
+
+    def write_more(self, c: Conn) -> None:
+        try:
+            n = c.sock.send(c.out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.drop(c)
+            return
+        del c.out[:n]
+        if not c.out and c.writing:
+            c.writing = False
+            self.sel.modify(c.sock, selectors.EVENT_READ, c)
+
+    def read(self, c: Conn) -> None:
+        try:
+            data = c.sock.recv(READ_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.drop(c)
+            return
+        try:
+            events = c.zmtp.feed(data)
+        except ProtocolError:
+            self.drop(c)
+            return
+        for kind, arg in events:
+            if kind == "message":
+                assert isinstance(arg, bytes)
+                if c is self.bot:
+                    self.from_bot(arg)
+                else:
+                    self.stranger(c)
+            elif kind in ("multipart", "oversized"):
+                if c is self.bot:
+                    self.emit(b"\0%s %d" % (kind.encode(), arg))
+                else:
+                    self.stranger(c)
+            elif kind == "ready":
+                if not self.announced:
+                    self.announced = True
+                    self.emit(b"\0connected")
+                if arg == self.token:
+                    if self.bot is not None:  # as libzmq's ROUTER: a second peer under a routing id in use is refused
+                        self.drop(c)
+                        return
+                    self.bot = c
+            elif kind == "ping":
+                assert isinstance(arg, bytes)
+                self.send_raw(c, command(b"PONG", arg))
+
+    def from_bot(self, data: bytes) -> None:
+        if b"\n" in data or b"\r" in data:
+            data = data.replace(b"\n", b" ").replace(b"\r", b" ")
+        if data.startswith(b"\0"):  # the notices' mark is the gate's alone
+            data = b" " + data
+        self.emit(data)
+
+    def stranger(self, c: Conn) -> None:
         if not self.stranger_seen:
             self.stranger_seen = True
             self.emit(b"\0stranger")
         now = time.monotonic()
-        self.stranger_budget = min(STRANGER_REPLIES_PER_S, self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
+        self.stranger_budget = min(STRANGER_REPLIES_PER_S,
+                                   self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
         self.stranger_at = now
         if self.stranger_budget < 1:
             return
         self.stranger_budget -= 1
-        self.send(ident, b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
-                         b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}')
-
-    def connected(self) -> None:
-        assert self.monitor is not None
-        self.monitor.recv_multipart()
-        self.emit(b"\0connected")
-        self.sock.disable_monitor()
-        self.monitor.close(0)
-        self.monitor = None
-
-    def send(self, ident: bytes, data: bytes) -> None:
-        try:
-            self.sock.send_multipart([ident, data], zmq.NOBLOCK, copy=len(data) < 65536)
-        except zmq.ZMQError:
-            pass  # not connected, or not reading: the message is lost, as over any socket
+        self.send_raw(c, frame(b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
+                               b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}'))
 
     # -- from the referee ---------------------------------------------------------------
     def from_referee(self) -> bool:
@@ -173,15 +435,94 @@ class Gate:
             return True
         if not chunk:
             return False
-        self.inbuf += chunk
+        inbuf = self.inbuf
+        if not inbuf and chunk.endswith(b"\n") and chunk.count(b"\n") == 1:
+            self.to_bot(chunk[:-1])  # the common case: one whole line
+            return True
+        inbuf += chunk
         start = 0
-        while (nl := self.inbuf.find(b"\n", start)) >= 0:
-            self.send(self.token, bytes(self.inbuf[start:nl]))
+        while (nl := inbuf.find(b"\n", start)) >= 0:
+            self.to_bot(bytes(inbuf[start:nl]))
             start = nl + 1
-        del self.inbuf[:start]
-        if len(self.inbuf) > IN_CAP_BYTES:  # the referee never sends such a line
-            self.inbuf.clear()
+        del inbuf[:start]
+        if len(inbuf) > IN_CAP_BYTES:  # the referee never sends such a line
+            inbuf.clear()
         return True
+
+    def to_bot(self, data: bytes) -> None:
+        if self.bot is not None:  # not connected: the message is lost, as over any ROUTER
+            self.send_raw(self.bot, frame(data))
+
+    def pump(self, timeout: float) -> bool:
+        """One round of the loop; False when the referee closed stdin."""
+        for key, events in self.sel.select(timeout):
+            c = key.data
+            if c == "listen":
+                self.accept()
+            elif c == "in":
+                if not self.from_referee():
+                    return False
+            elif c == "out":
+                pass  # written below
+            else:
+                if events & selectors.EVENT_WRITE and c.sock.fileno() >= 0:
+                    self.write_more(c)
+                if events & selectors.EVENT_READ and c.sock.fileno() >= 0:
+                    self.read(c)
+        self.flush()
+        return True
+
+    def linger(self, seconds: float) -> None:
+        """Pass the referee's last words on to the bot for at most ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while self.bot is not None and self.bot.out and time.monotonic() < deadline:
+            select_s = max(0.0, deadline - time.monotonic())
+            for key, events in self.sel.select(min(0.05, select_s)):
+                if key.data is self.bot and events & selectors.EVENT_WRITE:
+                    self.write_more(self.bot)
+
+    def close(self) -> None:
+        for c in list(self.conns.values()):
+            self.drop(c)
+        self.listener.close()
+        if self.ipc_path:
+            try:
+                os.unlink(self.ipc_path)
+            except OSError:
+                pass
+
+
+def _listen(bind: str) -> tuple[socket.socket, str, str | None]:
+    """A listening socket for a ZeroMQ endpoint (``ipc://PATH`` or ``tcp://HOST:PORT``), the endpoint
+    as bound (the port filled in), and the ipc path to remove at the end."""
+    scheme, sep, addr = bind.partition("://")
+    if not sep or scheme not in ("ipc", "tcp"):
+        raise ValueError(f"unsupported endpoint {bind!r}")
+    if scheme == "ipc":
+        try:
+            if stat.S_ISSOCK(os.stat(addr).st_mode):  # a stale socket, as libzmq replaces it
+                os.unlink(addr)
+        except OSError:
+            pass
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(addr)
+        s.listen(64)
+        s.setblocking(False)
+        return s, bind, addr
+    host, _, port = addr.rpartition(":")
+    host = host.strip("[]")
+    if host in ("*", ""):
+        host = "0.0.0.0"
+    info = socket.getaddrinfo(host, int(port) if port not in ("*", "") else 0, type=socket.SOCK_STREAM,
+                              flags=socket.AI_PASSIVE)[0]
+    s = socket.socket(info[0], socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(info[4])
+    s.listen(64)
+    s.setblocking(False)
+    bound_host, bound_port = s.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    return s, f"tcp://{shown}:{bound_port}", None
 
 
 def _reap(bot_pid: int) -> int | None:
@@ -215,8 +556,7 @@ def _not_dumpable() -> None:
 def main(argv: list[str]) -> int:
     _not_dumpable()
     token = os.environ.get("ARENA_TOKEN", "").encode("ascii", "replace")
-    curve = os.environ.pop("ARENA_GATE_CURVE", "").encode("ascii", "replace") or None
-    gate = Gate(os.environ.pop("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token, curve)
+    gate = Gate(os.environ.pop("ARENA_GATE_BIND", "ipc:///tmp/arena-bot.sock"), token)
     gate.emit(b"\0bound " + gate.endpoint.encode())
     gate.flush()
     bot_pid = 0
@@ -232,41 +572,25 @@ def main(argv: list[str]) -> int:
             return 127
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))  # the bot keeps its own
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    poller = zmq.Poller()
-    poller.register(gate.sock, zmq.POLLIN)
-    poller.register(0, zmq.POLLIN)
-    poller.register(gate.monitor, zmq.POLLIN)
-    waiting_out = False  # fd 1 registered for POLLOUT: the referee's pipe was full
+    gate.sel.register(0, selectors.EVENT_READ, "in")
+    waiting_out = False  # fd 1 registered for writing: the referee's pipe was full
     try:
         while True:
-            try:
-                ready = poller.poll(100)
-                for what, _ in ready:
-                    if what is gate.sock:
-                        gate.from_bot()
-                    elif what is gate.monitor:
-                        poller.unregister(what)
-                        gate.connected()
-                    elif what == 0 and not gate.from_referee():
-                        gate.sock.close(linger=500)  # the referee is done: pass its last words on, then go
-                        return 0
-            except Overflow:
-                gate.out.clear()
-                gate.emit(b"\0overflow %d" % (MEMORY_CAP_BYTES >> 20))
-                os.set_blocking(1, True)
-                gate.flush()
-                return 1
-            gate.flush()
+            if not gate.pump(0.1):
+                gate.linger(0.5)  # the referee is done: pass its last words on, then go
+                return 0
             if bool(gate.out) != waiting_out:
                 waiting_out = not waiting_out
                 if waiting_out:
-                    poller.register(1, zmq.POLLOUT)
+                    gate.sel.register(1, selectors.EVENT_WRITE, "out")
                 else:
-                    poller.unregister(1)
+                    gate.sel.unregister(1)
             code = _reap(bot_pid) if bot_pid else None
             if code is not None:
                 bot_pid = 0
-                gate.from_bot()  # what it sent just before exiting
+                for c in list(gate.conns.values()):  # what it sent just before exiting
+                    if c.sock.fileno() >= 0:
+                        gate.read(c)
                 gate.emit(b"\0exit %d" % code)
                 os.set_blocking(1, True)
                 gate.flush()
@@ -277,11 +601,7 @@ def main(argv: list[str]) -> int:
                 os.kill(bot_pid, signal.SIGKILL)
             except OSError:
                 pass
-        if gate.monitor is not None:  # an open monitor socket would keep ctx.term() waiting forever
-            gate.sock.disable_monitor()
-            gate.monitor.close(0)
-        gate.sock.close(0 if not gate.sock.closed else None)
-        gate.ctx.term()
+        gate.close()
 
 
 if __name__ == "__main__":

@@ -791,7 +791,13 @@ def _kill_tree(pid: int, children: dict[int, list[int]]) -> None:
 
 
 WATCHER = Watcher()
-GATE = str(Path(__file__).with_name("gate.py"))
+GATE = str(Path(__file__).with_name("gate.py"))  # speaks ZMTP itself
+GATE_LIBZMQ = str(Path(__file__).with_name("gate_libzmq.py"))  # CURVE, or ARENA_GATE=libzmq (kept for a release)
+
+
+def gate_program(curve: bool = False) -> str:
+    """The gate's file: the ZMTP gate, or the libzmq one for a CURVE seat or when ``ARENA_GATE=libzmq``."""
+    return GATE_LIBZMQ if curve or os.environ.get("ARENA_GATE") == "libzmq" else GATE
 SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
 
 
@@ -810,7 +816,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         env = {**os.environ, MARKER: SESSION, "ARENA_TOKEN": token, "ARENA_GATE_BIND": listen}
         if curve_secret:
             env["ARENA_GATE_CURVE"] = curve_secret
-        return BotProcess(spec, [sys.executable, GATE], env, log_path, None, infra_depth=1)
+        return BotProcess(spec, [sys.executable, gate_program(bool(curve_secret))], env, log_path, None, infra_depth=1)
     program = command_line(spec.command)
     if not program:
         raise ValueError("the bot command is empty")
@@ -827,7 +833,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         env["ARENA_DATA"] = str(data)
         if not sandbox:
             os.close(_data_folder(data, None, spec, cwd, hide))
-    argv, depth = program, 0
+    argv, depth, gate = program, 0, gate_program()
     if spec.transport != "stdio":
         env["ARENA_TOKEN"] = token
         if spec.transport == "tcp":
@@ -838,7 +844,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
             assert private_dir is not None, "a gate without a sandbox needs a private folder for its socket"
             env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
         # -I: the gate (ours) reads no PYTHON* variable and nothing from the bot's folders
-        argv, depth = [sys.executable, *(["-I"] if sandbox else []), GATE, *program], 1
+        argv, depth = [sys.executable, *(["-I"] if sandbox else []), gate, *program], 1
     if sandbox:
         from arena.referee import sandbox as sb
 
@@ -849,7 +855,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
             _check_readable(sb.program_folders(program, workdir, files=True))
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
         try:
-            argv = sb.wrap(argv, workdir, hide, expose=[Path(GATE), *([root] if trusted else [])],
+            argv = sb.wrap(argv, workdir, hide, expose=[Path(gate), *([root] if trusted else [])],
                            as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,
