@@ -1,0 +1,199 @@
+"""The ladder with real bots, sandboxed: the door's check, batches, kill -9 and resume, suspensions,
+a bot that never starts, the inbox, freeze, the final and the export (docs/ARCHITECTURE.md, "The ladder")."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.ladder import layout
+from arena.ladder.games import ladder_games
+from arena.ladder.snapshot import snapshot
+from arena.tournament import schedule
+from arena.tournament.config import read_resolved
+from arena.tournament.journal import read
+from tests.helpers import ROOT, arena_processes
+
+CLI = [sys.executable, "-m", "arena.cli", "ladder"]
+LADDER_BOT = ROOT / "tests" / "bots" / "ladder_bot.py"
+
+
+def cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def settle(timeout: float = 10.0) -> list:
+    deadline = time.monotonic() + timeout
+    while (left := arena_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def make_ladder(tmp_path: Path, check: bool = False, **edits: str) -> Path:
+    root = tmp_path / "lad"
+    got = cli("init", root, "--variant", "basic", "--seats", "2", "--name", "cup")
+    assert got.returncode == 0, got.stderr
+    text = (root / layout.LADDER_FILE).read_text()
+    text = text.replace("deal_sets = 2", "deal_sets = 1").replace("new_games = 30", "new_games = 4")
+    if not check:
+        text = text.replace("check = true", "check = false")  # the door's check has its own test
+    for old, new in edits.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    (root / layout.LADDER_FILE).write_text(text)
+    return root
+
+
+def bot(tmp_path: Path, mode: str, name: str | None = None) -> Path:
+    folder = tmp_path / "src" / (name or mode)
+    folder.mkdir(parents=True)
+    shutil.copy(LADDER_BOT, folder / "bot.py")
+    (folder / "bot.toml").write_text(f'command = "python3 bot.py {mode}"\n')
+    return folder
+
+
+def enter(root: Path, tmp_path: Path, name: str, mode: str = "honest") -> None:
+    got = cli("submit", root, bot(tmp_path, mode, name), "--name", name)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+def all_games(root: Path) -> list[tuple[str, int]]:
+    return sorted((f.name, e.index) for f in layout.batch_dirs(root) for e in read(f).entries)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.usefixtures("no_leaks")
+def test_the_door_enters_a_good_bot_refuses_a_broken_one_and_retires_the_old_version(tmp_path: Path) -> None:
+    root = make_ladder(tmp_path, check=True)
+    ok = cli("submit", root, bot(tmp_path, "honest"), "--name", "alice")
+    assert ok.returncode == 0 and "alice version 1: accepted" in ok.stdout, ok.stdout + ok.stderr
+    bad = cli("submit", root, bot(tmp_path, "no_hello"), "--name", "alice")
+    assert bad.returncode == 1 and "alice version 2: refused: FAIL handshake" in bad.stdout, bad.stdout + bad.stderr
+    report = (root / "entrants" / "alice" / "v2" / "check.txt").read_text()
+    assert "FAIL handshake" in report and "/tmp" not in report and str(tmp_path) not in report
+    again = cli("submit", root, bot(tmp_path, "diary"), "--name", "alice")
+    assert again.returncode == 0, again.stdout + again.stderr
+    versions = layout.registry(root)["alice"]
+    assert [(v["version"], v["status"]) for v in versions] == [(1, "retired"), (2, "refused"), (3, "active")]
+    assert versions[1]["reason"].startswith("FAIL handshake")
+    # the copy is the entrant's no more: read-only, and the source changing later changes nothing
+    copy = root / "entrants" / "alice" / "v1" / "bot" / "bot.py"
+    assert not os.stat(copy).st_mode & 0o222
+    assert len({v["fingerprint"] for v in versions}) == 3
+    assert not settle(), "the check left processes behind"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.usefixtures("no_leaks")
+def test_kill_9_mid_batch_then_run_again_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    root = make_ladder(tmp_path)
+    for name in ("alice", "bob", "carol", "dave"):
+        enter(root, tmp_path, name)
+    with open(tmp_path / "run.txt", "wb") as err:
+        proc = subprocess.Popen(CLI + ["run", str(root), "--batches", "3"], cwd=ROOT, stdout=err, stderr=err,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 200
+        second = root / "batches" / "000002" / "journal.jsonl"
+        while (not second.exists() or not second.read_bytes().count(b"\n")) and proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, (tmp_path / "run.txt").read_text()
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    killed = all_games(root)
+    folder = root / "batches" / "000002"
+    assert 0 < len(read(folder).entries) < schedule.total_games(read_resolved(folder)), killed
+    assert not settle(), "the killed run's bots are still alive"
+    got = cli("run", root, "--batches", "2")
+    assert got.returncode == 0, got.stdout + got.stderr
+    after = all_games(root)
+    assert set(killed) <= set(after) and len(after) == len(set(after))
+    batches = layout.batch_dirs(root)
+    assert [b.name for b in batches] == ["000001", "000002", "000003"]
+    for b in batches:  # every batch whole: each game of its schedule once
+        assert sorted(e.index for e in read(b).entries) == list(range(schedule.total_games(read_resolved(b))))
+    snap = snapshot(root)
+    assert snap["ladder"]["games"] == len(after)
+    assert sum(r["games"] for r in snap["leaderboard"]) == 2 * len(after)
+    assert len((root / layout.HISTORY_FILE).read_text().splitlines()) >= 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.usefixtures("no_leaks")
+def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_stall_the_ladder(tmp_path: Path) -> None:
+    root = make_ladder(tmp_path, **{"suspend_after = 3": "suspend_after = 2"})
+    for name in ("alice", "bob"):
+        enter(root, tmp_path, name, "diary")
+    enter(root, tmp_path, "mallory", "crash_in_games")
+    enter(root, tmp_path, "nobody", "no_hello")  # the door's check is off: only games can find it out
+    got = cli("run", root, "--batches", "4")
+    assert got.returncode == 0, got.stdout + got.stderr
+    versions = {n: vs[-1] for n, vs in layout.registry(root).items()}
+    assert versions["nobody"]["status"] == "suspended" and "did not start" in versions["nobody"]["reason"]
+    assert versions["mallory"]["status"] == "suspended", versions["mallory"]
+    assert "games with a failure (the last: crash)" in versions["mallory"]["reason"]
+    assert versions["alice"]["status"] == versions["bob"]["status"] == "active"
+    games = [g.entry for g in ladder_games(root)]
+    assert len(layout.batch_dirs(root)) == 4 and games
+    honest = [f for e in games for b, f in zip(e.seats, e.failures) if not b.startswith("mallory")]
+    assert not any(n for f in honest for n in f.values()), "an honest seat was charged"
+    assert not any("nobody.v1" in e.seats for e in games)
+    mallory_games = [e for e in games if "mallory.v1" in e.seats]
+    assert 2 <= len(mallory_games) <= 2 + 2  # suspended after its second failing game's batch (2 games a batch)
+    snap = snapshot(root)
+    fails = snap["entrants"]["mallory"]["failures"]
+    assert fails and all(f["kind"] == "crash" for f in fails)
+    assert all(f["log"] is None or f["log"].startswith("entrants/mallory/v1/logs/") for f in fails)
+    # alice's own log holds her own diary lines and no one else's
+    logs = list((root / "entrants" / "alice" / "v1" / "logs").glob("*.log"))
+    assert logs and all("ladder-bot diary" in p.read_text() for p in logs)
+    assert not any("mallory" in p.read_text().split("=====")[-1] for p in logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.usefixtures("no_leaks")
+def test_inbox_freeze_final_and_export(tmp_path: Path) -> None:
+    root = make_ladder(tmp_path, **{"max_deal_sets = 60": "max_deal_sets = 1"})
+    for name in ("alice", "bob"):
+        enter(root, tmp_path, name)
+    shutil.copytree(bot(tmp_path, "honest", "carol"), root / "inbox" / "carol")
+    past = time.time() - 60
+    for p in [root / "inbox" / "carol", *(root / "inbox" / "carol").iterdir()]:
+        os.utime(p, (past, past))
+    got = cli("run", root, "--batches", "1")
+    assert got.returncode == 0 and "inbox:" in got.stdout, got.stdout + got.stderr
+    assert layout.registry(root)["carol"][0]["status"] == "active"
+    assert not (root / "inbox" / "carol").exists()
+    frozen = cli("freeze", root)
+    assert frozen.returncode == 0 and layout.state(root) == "frozen"
+    refused = cli("submit", root, bot(tmp_path, "honest", "dave"), "--name", "dave")
+    assert refused.returncode == 2 and "the ladder is frozen" in refused.stderr and "Traceback" not in refused.stderr
+    final = cli("final", root, "--top", "3")
+    assert final.returncode == 0, final.stdout + final.stderr
+    assert "final: 3 finalists, 1 deal-set(s) per table, 6 games" in final.stdout, final.stdout
+    snap = snapshot(root)
+    assert snap["ladder"]["state"] == "final"
+    standings = snap["final"]["standings"]
+    assert snap["final"]["games"] == 6 and len(standings) == 3
+    assert sorted(r["entrant"] for r in standings) == ["alice", "bob", "carol"]
+    assert all(r["games"] == 4 for r in standings)
+    exported = cli("export", root)
+    assert exported.returncode == 0, exported.stderr
+    assert (root / "exports" / "final.csv").read_text().count("\n") == 4
+    assert json.loads((root / "exports" / "results.json").read_text())["final"]["games"] == 6
