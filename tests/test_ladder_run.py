@@ -37,7 +37,7 @@ def settle(timeout: float = 10.0) -> list:
     return left
 
 
-def make_ladder(tmp_path: Path, check: bool = False, **edits: str) -> Path:
+def make_ladder(tmp_path: Path, check: bool = False, edits: dict[str, str] | None = None) -> Path:
     root = tmp_path / "lad"
     got = cli("init", root, "--variant", "basic", "--seats", "2", "--name", "cup")
     assert got.returncode == 0, got.stderr
@@ -45,7 +45,7 @@ def make_ladder(tmp_path: Path, check: bool = False, **edits: str) -> Path:
     text = text.replace("deal_sets = 2", "deal_sets = 1").replace("new_games = 30", "new_games = 4")
     if not check:
         text = text.replace("check = true", "check = false")  # the door's check has its own test
-    for old, new in edits.items():
+    for old, new in (edits or {}).items():
         assert old in text, old
         text = text.replace(old, new)
     (root / layout.LADDER_FILE).write_text(text)
@@ -136,7 +136,7 @@ def test_kill_9_mid_batch_then_run_again_loses_and_repeats_nothing(tmp_path: Pat
 @pytest.mark.timeout(400)
 @pytest.mark.usefixtures("no_leaks")
 def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_stall_the_ladder(tmp_path: Path) -> None:
-    root = make_ladder(tmp_path, **{"suspend_after = 3": "suspend_after = 2"})
+    root = make_ladder(tmp_path, edits={"suspend_after = 3": "suspend_after = 2"})
     for name in ("alice", "bob"):
         enter(root, tmp_path, name, "diary")
     enter(root, tmp_path, "mallory", "crash_in_games")
@@ -169,7 +169,7 @@ def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_
 @pytest.mark.timeout(400)
 @pytest.mark.usefixtures("no_leaks")
 def test_inbox_freeze_final_and_export(tmp_path: Path) -> None:
-    root = make_ladder(tmp_path, **{"max_deal_sets = 60": "max_deal_sets = 1"})
+    root = make_ladder(tmp_path, edits={"max_deal_sets = 60": "max_deal_sets = 1"})
     for name in ("alice", "bob"):
         enter(root, tmp_path, name)
     shutil.copytree(bot(tmp_path, "honest", "carol"), root / "inbox" / "carol")
