@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from arena.referee.compliance import OUTPUT_LIMIT, _Checker
+from arena.referee.checks import OUTPUT_LIMIT, output
 from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.tournament import standings
 from arena.tournament.config import Tournament, validate_text
@@ -38,7 +38,7 @@ def _output_check(log_dir: Path, name: str, current: int, older: int) -> tuple[b
     seen: list[tuple[bool | None, str]] = []
     checker = SimpleNamespace(log_dir=log_dir, transport="zmq", games_played=3,
                               emit=lambda _name, ok, detail: seen.append((ok, detail)))
-    _Checker.check_output(checker, SimpleNamespace(spec=SimpleNamespace(name=name)))  # type: ignore[arg-type]
+    output(checker, None, SimpleNamespace(spec=SimpleNamespace(name=name)))  # type: ignore[arg-type]
     assert len(seen) == 1
     return seen[0]
 
