@@ -201,6 +201,7 @@ class Compartment:
                 continue
             self.dirs[c] = folder
         self.memory_mb, self.processes = memory_mb, processes
+        self.spared = 0  # a pid ``kill`` leaves alone (``remove`` still waits for the group to empty)
         self._cpu_fd = -1
         self._configure()
         self._fds: list[int] = []
@@ -311,10 +312,14 @@ class Compartment:
         return sorted(found)
 
     def kill(self) -> None:
-        """SIGKILL every process in the compartment (those that left its process tree too)."""
-        if self.version == 2 and self.dirs and _write(next(iter(self.dirs.values())) / "cgroup.kill", "1"):
+        """SIGKILL every process in the compartment (those that left its process tree too) but
+        ``spared`` (the bot's log copier, which ends by itself once it has copied what is left)."""
+        if self.version == 2 and self.dirs and not self.spared \
+                and _write(next(iter(self.dirs.values())) / "cgroup.kill", "1"):
             return
         for pid in self.pids():
+            if pid == self.spared:
+                continue
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -324,6 +329,7 @@ class Compartment:
         """Kill what is left and remove the groups; False if some could not be removed in ``wait_s``
         (then the referee's end, or its undertaker, removes them)."""
         self.opened()
+        self.spared = 0
         if self._cpu_fd >= 0:
             os.close(self._cpu_fd)
             self._cpu_fd = -1

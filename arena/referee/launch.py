@@ -1,9 +1,11 @@
 """Bot processes: launching, output capture, resource limits, and killing them all.
 
 Every bot runs in its own process group (``start_new_session``) and, on Linux,
-gets SIGKILL if the referee dies (``PR_SET_PDEATHSIG``).  Its stdout and
-stderr go to one log file, capped in size by a reader thread that keeps
-draining the pipe (so a chatty bot never blocks, and never fills the disk).
+gets SIGKILL if the referee dies (``PR_SET_PDEATHSIG``).  Its output (the
+compartment's stderr) goes to one log file (0600, in a 0700 folder), capped in
+size by a copier process that keeps draining the pipe (``logcopy.py``: a chatty
+bot never blocks, never fills the disk); the copier is in the bot's own cgroup,
+so a flood costs the bot's CPU, not the referee's.
 
 Nothing may survive the referee, not even a grandchild that left the bot's
 process group: the referee is a child subreaper (orphans of its bots become
@@ -37,7 +39,6 @@ import hashlib
 import os
 import resource
 import secrets
-import select
 import shlex
 import signal
 import subprocess
@@ -413,6 +414,25 @@ class ProcessMap:
 PROCESSES = ProcessMap()
 
 
+LOGCOPY = str(Path(__file__).with_name("logcopy.py"))
+
+
+def _start_copier(source: int, log: Path, cgroup: cgroups.Compartment | None, referee: str) -> subprocess.Popen[bytes]:
+    """The bot's log copier, reading ``source`` (the read end of the bot's output pipe), in the
+    compartment's cgroup: what a flood of output costs is the bot's CPU, not the referee's."""
+    libc, me = _libc(), os.getpid()
+
+    def setup() -> None:
+        die_with_parent(me, libc)
+        if cgroup is not None:
+            cgroup.enter()
+
+    return subprocess.Popen([sys.executable, "-I", "-S", LOGCOPY, str(log), str(LOG_CAP_BYTES)], stdin=source,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            close_fds=True, preexec_fn=setup,
+                            env={MARKER: SESSION, REFEREE_MARKER: referee})  # no bot marker: it outlives the bot
+
+
 def _compartment(referee: str, name: str, limits: Limits) -> cgroups.Compartment | None:
     """The cgroup of a new compartment, or None where none can be made (then its limits are polled)."""
     cgroups.warn_once()
@@ -442,13 +462,16 @@ class BotProcess:
         self.exit_note: str | None = None  # the bot's exit status as its gate reported it
         self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
         private_folder_of(log_path.parent)  # the organiser's alone: a bot's output may hold what it saw
-        self._log = open_private(log_path, append=True)
-        self._log_written = self._log.tell()  # a restarted bot goes on in the same file
-        self._log_lock = threading.Lock()  # the output copier and the referee's game separators
+        open_private(log_path, append=True).close()  # a restarted bot goes on in the same file
+        self._log_lock = threading.Lock()  # the referee's own lines (game separators)
         to_bot_r, to_bot_w = os.pipe()
         from_bot_r, from_bot_w = os.pipe()
         log_r, log_w = os.pipe()
+        self._copier: subprocess.Popen[bytes] | None = None
         try:
+            self._copier = _start_copier(log_r, log_path, self.cgroup, referee)
+            if self.cgroup is not None:
+                self.cgroup.spared = self._copier.pid  # a kill over a limit leaves it the bot's last words
             self.proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=to_bot_r, stdout=from_bot_w, stderr=log_w,
                 start_new_session=True, preexec_fn=_preexec(spec.limits, self.cgroup, data is not None),
@@ -457,7 +480,9 @@ class BotProcess:
         except BaseException as e:
             for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w):
                 os.close(fd)
-            self._log.close()
+            if self._copier is not None:
+                self._copier.kill()
+                self._copier.wait()
             if self.cgroup is not None:
                 self.cgroup.remove()
             if isinstance(e, subprocess.SubprocessError):  # the child could not enter its cgroup
@@ -465,7 +490,7 @@ class BotProcess:
             raise
         if self.cgroup is not None:
             self.cgroup.opened()
-        for fd in (to_bot_r, from_bot_w, log_w):
+        for fd in (to_bot_r, from_bot_w, log_w, log_r):
             os.close(fd)
         self.pid = self.proc.pid
         self.channel = Channel(from_bot_r, to_bot_w, notices=spec.transport != "stdio")  # stdio: no gate
@@ -473,10 +498,6 @@ class BotProcess:
         self._tree_at = 0.0
         with _lock:
             _live[self.pid] = self
-        self._stopping = threading.Event()
-        self._log_thread = threading.Thread(target=self._copy, args=(log_r,), daemon=True,
-                                            name=f"log-{self.spec.name}")
-        self._log_thread.start()
         if spec.limits.memory_mb or spec.limits.cpu_seconds or spec.limits.processes or data is not None:
             WATCHER.watch(self)
 
@@ -494,38 +515,27 @@ class BotProcess:
         self._violation = reason
 
     # -- output ------------------------------------------------------------------
-    def _copy(self, fd: int) -> None:
-        """Copy the bot's output to the log until EOF or ``kill`` (a grandchild may hold the pipe open)."""
-        try:
-            while not self._stopping.is_set():
-                ready, _, _ = select.select([fd], [], [], 0.2)
-                if not ready:
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                self.write_log(chunk)
-        except (OSError, ValueError):
-            pass
-        finally:
-            os.close(fd)
-
     def write_log(self, data: bytes) -> None:
-        """Append to the bot's log; at LOG_CAP_BYTES the log moves to NAME.log.1 (replacing the one
-        before) and a new one starts, so at most twice the cap is kept and it is always the latest."""
+        """Append a line of the referee's to the bot's log (the bot's own output goes there through
+        its copier, ``arena/referee/logcopy.py``, which keeps the log under LOG_CAP_BYTES)."""
         with self._log_lock:
             try:
-                if self._log_written + len(data) > LOG_CAP_BYTES and self._log_written:
-                    self._log.close()
-                    os.replace(self.log_path, rotated(self.log_path))
-                    self._log = open_private(self.log_path)
-                    self._log_written = 0
-                data = data[-LOG_CAP_BYTES:]
-                self._log.write(data)
-                self._log.flush()
-                self._log_written += len(data)
-            except (OSError, ValueError):
+                with open_private(self.log_path, append=True) as f:
+                    f.write(data[-LOG_CAP_BYTES:])
+            except OSError:
                 pass
+
+    def _end_copier(self, wait_s: float) -> None:
+        """Let the copier finish the output the bot left (a grandchild may hold the pipe open: then
+        it is killed after ``wait_s``)."""
+        copier, self._copier = self._copier, None
+        if copier is None:
+            return
+        try:
+            copier.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            copier.kill()
+            copier.wait()
 
     # -- status ----------------------------------------------------------------------
     def alive(self) -> bool:
@@ -628,7 +638,8 @@ class BotProcess:
         if reason:
             return reason
         if lim.processes and cg.has("pids"):
-            tasks = cg.tasks() - _own_tasks(self.pid, self.infra_depth)
+            copier = self._copier is not None and self._copier.poll() is None
+            tasks = cg.tasks() - _own_tasks(self.pid, self.infra_depth) - copier
             if tasks > lim.processes:
                 return f"runs {tasks} processes and threads, over its limit of {lim.processes} (limits.processes)"
         if lim.cpu_seconds and cg.has("cpuacct"):
@@ -703,17 +714,11 @@ class BotProcess:
             except (ChildProcessError, OSError):
                 pass
         sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree (no sandbox)
+        self._end_copier(1.0)
         if self.cgroup is not None:
             self.violation  # noqa: B018 - read what the kernel counted before the groups go
             self.cgroup.remove()  # kills what is left in it, however it left the tree
-        self._stopping.set()
-        if self._log_thread is not threading.current_thread():
-            self._log_thread.join(timeout=1)
         self.channel.close()
-        try:
-            self._log.close()
-        except OSError:
-            pass
         with _lock:
             _live.pop(self.pid, None)
 
