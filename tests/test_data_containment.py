@@ -246,3 +246,19 @@ def test_a_data_folder_swapped_for_a_link_after_the_check_is_not_what_the_sandbo
     assert list(decoy.iterdir()) == [], "the bind followed the swapped-in link"
     assert (moved / "pwned").read_text() == "written by the bot"
     assert got["dir_fds"] == [], got
+
+
+def test_no_system_folder_or_top_folder_is_a_data_folder_and_nothing_is_made_there():
+    from arena.referee import datafolder
+
+    for path, words in ((Path("/etc/arena-data"), "inside the system folder '/etc'"),
+                        (Path("/proc/self"), "inside the system folder '/proc'"),
+                        (Path("/usr"), "is the system folder '/usr'"), (Path("/tmp"), "is the machine's '/tmp'"),
+                        (Path("/"), "is the machine's '/'"), (Path(sys.prefix) / "x", "inside the Python install"),
+                        (ROOT / "arena" / "x", "inside the arena's code")):
+        why = datafolder.collision(path, [])
+        assert why is not None and words in why, (path, why)
+        assert not Path("/etc/arena-data").exists()
+    assert datafolder.collision(Path("/tmp/somewhere/data"), []) is None
+    assert datafolder.names("./a//b/") == ["a", "b"]
+    assert datafolder.path_problem("a/./b") is None and datafolder.path_problem("a/../b") is not None

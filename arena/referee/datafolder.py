@@ -85,10 +85,11 @@ def collision(folder: Path, forbidden: Iterable[tuple[str, Path]], own: Iterable
     for top in TOPS:
         if relation(folder, Path(top)) == "is":
             return f"is the machine's {top!r}"
-    for system in SYSTEM:
-        how = relation(folder, Path(system))
-        if how is not None:
-            return f"{how} the system folder {system!r}"
+    rank = {"is": 0, "is inside": 1, "holds": 2}  # /usr is /usr before it holds /bin (a link into it)
+    systems = sorted(((how, d) for d in SYSTEM if (how := relation(folder, Path(d))) is not None),
+                     key=lambda found: rank[found[0]])
+    if systems:
+        return f"{systems[0][0]} the system folder {systems[0][1]!r}"
     for path in own:
         how = relation(folder, path)
         if how in ("is", "holds"):
