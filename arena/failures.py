@@ -93,13 +93,24 @@ def row(kind: str) -> FailureKind:
 
 
 def column(kind: str) -> str:
-    """The standings header of ``kind`` (a kind an older journal holds but the table does not: capitalised)."""
+    """The standings header of ``kind`` (a kind an older journal holds but the table does not: capitalised).
+
+    >>> column("timeout"), column("late")
+    ('Timeout', 'Late')
+    """
     known = KINDS.get(kind)
     return known.column if known is not None else kind.capitalize()
 
 
 def parse_override(item: str) -> tuple[Kind, Policy]:
-    """``KIND=POLICY`` (``--on``) as a pair; ValueError with one sentence naming what is expected."""
+    """``KIND=POLICY`` (``--on``) as a pair; ValueError with one sentence naming what is expected.
+
+    >>> parse_override("timeout=forfeit")
+    ('timeout', 'forfeit')
+    >>> parse_override("late=forfeit")
+    Traceback (most recent call last):
+    ValueError: expected KIND=POLICY with KIND one of timeout, crash, disconnect, illegal, malformed, oversized, stale, token, resource and POLICY one of retry, default, forfeit
+    """
     kind, _, policy = item.partition("=")
     known = KINDS.get(kind)
     chosen = next((p for p in POLICIES if p == policy), None)

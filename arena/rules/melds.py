@@ -193,6 +193,15 @@ def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozen
     Jokers are wild; a card of ``wild_rank`` is wild when ``marked`` (by index)
     and otherwise natural where possible (RULES 4.3).  With a single natural
     card a meld could be read as a set or a run; ``kind`` chooses, set first.
+
+    >>> from arena.rules.cards import parse
+    >>> from arena.rules.options import resolve
+    >>> run = form_meld([parse(c) for c in ("7H", "8H", "9H")], resolve("basic"))
+    >>> run.kind, run.low
+    ('run', 7)
+    >>> form_meld([parse(c) for c in ("7H", "9S", "8D")], resolve("basic"))
+    Traceback (most recent call last):
+    arena.rules.melds.MeldError: the cards share neither one rank (a set) nor one suit (a run) (RULES 4.1, 4.2)
     """
     forced = [c == JOKER or i in marked for i, c in enumerate(cards)]
     for i in marked:
@@ -294,7 +303,16 @@ def swap_wild(meld: TableMeld, card: Card, rules: RuleSet, wild_card: Card | Non
 
 
 def opening_value(meld: TableMeld, rules: RuleSet) -> int:
-    """Points of a meld for the opening requirement (RULES 5.1): wilds count as what they stand for."""
+    """Points of a meld for the opening requirement (RULES 5.1): wilds count as what they stand for.
+
+    >>> from arena.rules.cards import parse
+    >>> from arena.rules.options import resolve
+    >>> basic = resolve("basic")
+    >>> opening_value(form_meld([parse(c) for c in ("KS", "KH", "KD")], basic), basic)
+    30
+    >>> opening_value(form_meld([parse(c) for c in ("7H", "8H", "9H")], basic), basic)
+    24
+    """
     table = rules.opening_values
     high = rules.ace_is_high
     if meld.kind == SET:
@@ -306,7 +324,13 @@ def opening_value(meld: TableMeld, rules: RuleSet) -> int:
 
 
 def hand_value(hand: list[Card], rules: RuleSet) -> int:
-    """Sum of card values left in a hand, a wild at its own value (RULES 7)."""
+    """Sum of card values left in a hand, a wild at its own value (RULES 7).
+
+    >>> from arena.rules.cards import parse
+    >>> from arena.rules.options import resolve
+    >>> hand_value([parse("KS"), parse("2H")], resolve("basic"))
+    12
+    """
     table = rules.values
     high = rules.ace_is_high
     return sum(table.card(c, high) for c in hand)

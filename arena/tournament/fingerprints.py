@@ -16,7 +16,8 @@ They live in ``bots.jsonl`` in the results folder, one signed line per bot
 (a MAC under the folder's key, as journal lines): written by the first run,
 compared by every ``--resume``, and appended to when a changed bot is
 accepted (``--accept-changed``), so the file is also the history of what
-played.  A file of its own rather than a field of every journal line: the
+played.  A torn last line (a run killed mid-append) is skipped as every signed
+log's is (``arena.tournament.signed_log``): that bot is found changed again.  A file of its own rather than a field of every journal line: the
 fingerprint is known, and refused, before any game is played, and the
 journal's lines stay what standings read.
 """
@@ -32,8 +33,9 @@ from pathlib import Path
 import msgspec
 
 from arena.errors import ArenaError
-from arena.integrity import KEY_FILE, mac, mac_ok, open_private
+from arena.integrity import KEY_FILE
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec, first_word, program_file
+from arena.tournament import signed_log
 from arena.tournament.config import Tournament
 
 BOTS_FILE = "bots.jsonl"
@@ -63,14 +65,7 @@ class FingerprintError(ArenaError, ValueError):
     """``bots.jsonl`` holds a line that does not verify: one sentence."""
 
 
-_encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Fingerprint)
-
-
-def _canonical(fp: Fingerprint) -> bytes:
-    fields = msgspec.structs.asdict(fp)
-    del fields["mac"]
-    return _encoder.encode(fields)
 
 
 def of_tournament(t: Tournament, out: Path) -> list[Fingerprint]:
@@ -159,17 +154,13 @@ def _folder_hash(root: Path, skip: Collection[Path]) -> tuple[str, int, bool]:
 def recorded(out: Path, key: bytes) -> dict[str, Fingerprint]:
     """The last fingerprint ``bots.jsonl`` holds for each bot; FingerprintError for a line that does not verify."""
     path = out / BOTS_FILE
-    if not path.exists():
-        return {}
     found: dict[str, Fingerprint] = {}
-    for no, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for no, raw in signed_log.read_lines(path).complete:
         try:
             fp = _decoder.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             fp = None
-        if fp is None or not mac_ok(key, MAC_LABEL, _canonical(fp), fp.mac):
+        if fp is None or not signed_log.verifies(fp, key, MAC_LABEL):
             raise FingerprintError(f"{path}:{no}: a bot fingerprint that does not verify: the runner did not write "
                                    f"this line, or it was changed since")
         found[fp.bot] = fp
@@ -178,21 +169,12 @@ def recorded(out: Path, key: bytes) -> dict[str, Fingerprint]:
 
 def record(out: Path, key: bytes, prints: list[Fingerprint], fresh: bool) -> None:
     """Write ``prints`` to ``bots.jsonl``, signed: a new file when ``fresh``, else appended (fsync'd)."""
-    data = b"".join(_encoder.encode(msgspec.structs.replace(fp, mac=mac(key, MAC_LABEL, _canonical(fp)))) + b"\n"
-                    for fp in prints)
+    data = b"".join(signed_log.encode_line(fp, key, MAC_LABEL) for fp in prints)
     path = out / BOTS_FILE
-    tmp = path.with_name(f".{BOTS_FILE}.tmp")
     if fresh:
-        with open_private(tmp) as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        return
-    with open_private(path, append=True) as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        signed_log.replace(path, data)
+    else:
+        signed_log.append(path, data)
 
 
 def changes(then: dict[str, Fingerprint], now: list[Fingerprint]) -> list[tuple[Fingerprint, str]]:

@@ -3,10 +3,11 @@
 Owns crash safety of results (docs/ARCHITECTURE.md section 5).  ``append``
 writes a whole line in one ``write`` then flushes and fsyncs, so a game is
 either in the journal or not.
-A ``kill -9`` mid-write can only leave a truncated final line: ``read`` skips
-it (and any other undecodable line) and reports it in ``JournalContents.problems``;
-``Journal`` (the appender) first cuts such a tail off, keeping the cut bytes in
-``journal.corrupt``, so the next line starts clean.  ``done_indices`` is what
+A ``kill -9`` mid-write can only leave a truncated final line, which is the
+torn tail of every signed log (``arena.tournament.signed_log``): ``read`` skips
+it and reports it in ``JournalContents.problems``; ``Journal`` (the appender)
+first cuts it off, keeping the cut bytes in ``journal.corrupt``, so the next
+line starts clean.  ``done_indices`` is what
 ``--resume`` skips.  One process (the runner's main loop) should own the
 appender; workers hand it their finished games.
 
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -44,7 +44,8 @@ from typing import IO
 import msgspec
 
 from arena.errors import ArenaError
-from arena.integrity import folder_key, mac, mac_ok, open_private, private_folder
+from arena.integrity import folder_key, open_private, private_folder
+from arena.tournament import signed_log
 
 LOCK_FILE = "run.lock"  # held by whoever writes the journal: a run, or standings setting lines aside
 JOURNAL_FILE = "journal.jsonl"
@@ -105,29 +106,26 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     mac: str = ""                               # HMAC-SHA256 of the line without this field (signed)
 
 
-_encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(JournalEntry)
 
 
 def canonical(entry: JournalEntry) -> bytes:
     """What a line's MAC covers: the entry's encoding without the ``mac`` field."""
-    fields = msgspec.structs.asdict(entry)
-    del fields["mac"]
-    return _encoder.encode(fields)
+    return signed_log.canonical(entry)
 
 
 def signed(entry: JournalEntry, key: bytes) -> JournalEntry:
     """``entry`` with its MAC under ``key``."""
-    return msgspec.structs.replace(entry, mac=mac(key, MAC_LABEL, canonical(entry)))
+    return signed_log.sign(entry, key, MAC_LABEL)
 
 
 def verifies(entry: JournalEntry, key: bytes) -> bool:
-    return mac_ok(key, MAC_LABEL, canonical(entry), entry.mac)
+    return signed_log.verifies(entry, key, MAC_LABEL)
 
 
 def encode(entry: JournalEntry, key: bytes) -> bytes:
     """The journal line of ``entry``, signed under ``key``."""
-    return _encoder.encode(signed(entry, key)) + b"\n"
+    return signed_log.encode_line(entry, key, MAC_LABEL)
 
 
 @dataclass(frozen=True)
@@ -164,22 +162,19 @@ def read(folder: str | Path, key: bytes | None = None, total: int | None = None)
     if not path.exists():
         return out
     key = key if key is not None else folder_key(folder)
-    lines = path.read_bytes().split(b"\n")
-    last = len(lines) - 1  # lines[last] is b"" when the file ends with a newline
+    lines = signed_log.read_lines(path)
+    if lines.torn is not None:
+        out.truncated_tail = True
     seen: dict[int, int] = {}
-    for no, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        if no - 1 == last:
-            out.truncated_tail = True
-            out.problems.append(f"{path}:{no}: ignored an incomplete final line (interrupted write)")
-            continue
+    for no, raw in lines.complete:
         entry, why = _judge(raw, key, total, seen)
         if entry is None:
             out.bad.append(BadLine(no, raw, f"{path}:{no}: {why}"))
             continue
         seen[entry.index] = no
         out.entries.append(entry)
+    if lines.torn is not None:
+        out.problems.append(f"{path}:{lines.torn_number}: ignored an incomplete final line (interrupted write)")
     return out
 
 
@@ -242,30 +237,11 @@ def set_aside(folder: str | Path, contents: JournalContents) -> list[str]:
     lines = path.read_bytes().split(b"\n")
     keep = [raw for no, raw in enumerate(lines, start=1) if no not in bad_numbers and raw.strip()]
     try:
-        _append_durably(folder / REJECTED_FILE, b"".join(b.raw + b"\n" for b in contents.bad))
-        _replace_durably(path, b"".join(raw + b"\n" for raw in keep))
+        signed_log.append(folder / REJECTED_FILE, b"".join(b.raw + b"\n" for b in contents.bad))
+        signed_log.replace(path, b"".join(raw + b"\n" for raw in keep))
     except OSError as e:
         raise JournalError(f"cannot set bad lines aside in {folder / REJECTED_FILE}: {reason(e)}") from None
     return [b.why for b in contents.bad]
-
-
-def _append_durably(path: Path, data: bytes) -> None:
-    with open_private(path, append=True) as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _replace_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open_private(tmp) as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def done_indices(folder: str | Path, key: bytes | None = None) -> set[int]:
@@ -274,27 +250,8 @@ def done_indices(folder: str | Path, key: bytes | None = None) -> set[int]:
 
 
 def repair(folder: str | Path) -> bytes:
-    """Cut an unterminated final line off the journal; returns the bytes cut (also saved)."""
-    path = journal_path(folder)
-    if not path.exists():
-        return b""
-    with open(path, "rb+") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return b""
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return b""
-        f.seek(0)
-        data = f.read()
-        keep = data.rfind(b"\n") + 1
-        tail = data[keep:]
-        with open_private(Path(folder) / CORRUPT_FILE, append=True) as c:
-            c.write(tail + b"\n")
-        f.truncate(keep)
-        f.flush()
-        os.fsync(f.fileno())
-    return tail
+    """Cut an unterminated final line off the journal; returns the bytes cut (also saved in ``journal.corrupt``)."""
+    return signed_log.cut_torn_tail(journal_path(folder), keep=Path(folder) / CORRUPT_FILE)
 
 
 class Journal:

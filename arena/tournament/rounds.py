@@ -8,18 +8,20 @@ workers and every ``--resume`` read the recorded tables instead of choosing
 again, so a round that has begun is played at the tables it began with, even
 under another version of the pairing code.  A line that does not verify, or
 was written for another tournament (each line carries ``tag_of`` the resolved
-tournament), is ignored: that round is chosen again from the journal.
+tournament), is ignored: that round is chosen again from the journal; a torn
+last line is skipped and cut off before the next append, as in every signed log
+(``arena.tournament.signed_log``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from arena.integrity import mac, mac_ok
+from arena.tournament import signed_log
 
 ROUNDS_FILE = "rounds.jsonl"
 MAC_LABEL = "arena-round-v1"
@@ -39,17 +41,13 @@ def _body(r: int, tables: Tables, tag: str) -> bytes:
 
 def recorded(folder: Path, key: bytes, tag: str) -> dict[int, Tables]:
     """The rounds recorded in ``folder`` whose line verifies (the first line of a round wins)."""
-    try:
-        raw = (folder / ROUNDS_FILE).read_bytes()
-    except FileNotFoundError:
-        return {}
     out: dict[int, Tables] = {}
-    for line in raw.split(b"\n"):
+    for _no, line in signed_log.read_lines(folder / ROUNDS_FILE).complete:
         try:
             data = json.loads(line)
             r, tables = int(data["round"]), tuple(tuple(str(b) for b in t) for t in data["tables"])
         except (ValueError, TypeError, KeyError):
-            continue  # a torn last line (kill -9 mid-write) or not a round at all
+            continue  # not a round at all
         if mac_ok(key, MAC_LABEL, _body(r, tables, tag), data.get("mac")) and r not in out:
             out[r] = tables
     return out
@@ -59,17 +57,4 @@ def record(folder: Path, key: bytes, r: int, tables: Tables, tag: str) -> None:
     """Append round ``r``'s tables durably (write, fsync)."""
     signed = {"round": r, "tables": [list(t) for t in tables], "tag": tag,
               "mac": mac(key, MAC_LABEL, _body(r, tables, tag))}
-    line = json.dumps(signed, separators=(",", ":")).encode() + b"\n"
-    fd = os.open(folder / ROUNDS_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        size = os.fstat(fd).st_size
-        if size and not _ends_with_newline(fd, size):
-            os.write(fd, b"\n")  # after a torn line: start a fresh one
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _ends_with_newline(fd: int, size: int) -> bool:
-    return os.pread(fd, 1, size - 1) == b"\n"
+    signed_log.append(folder / ROUNDS_FILE, json.dumps(signed, separators=(",", ":")).encode() + b"\n")

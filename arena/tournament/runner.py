@@ -59,8 +59,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key, open_private
-from arena.tournament import deals, growth, rounds, schedule
+from arena.integrity import KEY_FILE, KeyFileError, folder_key, make_key
+from arena.tournament import deals, growth, rounds, schedule, signed_log
 from arena.tournament import executor as executors
 from arena.tournament.config import (
     RESOLVED_FILE,
@@ -234,10 +234,7 @@ def prepare(t: Tournament, out: Path, resume: bool) -> tuple[bytes, bytes | None
 
 def _put_back(out: Path, before: bytes) -> None:
     """The resolved tournament as it was before a growth that a check then refused."""
-    tmp = out / f".{RESOLVED_FILE}.back"
-    with open_private(tmp) as f:
-        f.write(before)
-    os.replace(tmp, out / RESOLVED_FILE)
+    signed_log.replace(out / RESOLVED_FILE, before)
 
 
 def _key(out: Path) -> bytes | None:

@@ -164,6 +164,11 @@ def williams(k: int) -> tuple[tuple[int, ...], ...]:
 
     Every position holds every element equally often, and every ordered pair
     (a, b) appears as neighbours (b right after a) equally often.
+
+    >>> williams(4)
+    ((0, 1, 3, 2), (1, 2, 0, 3), (2, 3, 1, 0), (3, 0, 2, 1))
+    >>> len(williams(3))  # odd: each row and its mirror
+    6
     """
     first = [0]
     lo, hi = 1, k - 1
@@ -181,7 +186,13 @@ def williams(k: int) -> tuple[tuple[int, ...], ...]:
 
 @lru_cache(maxsize=64)
 def seatings(k: int, design: str) -> tuple[tuple[int, ...], ...]:
-    """Seat permutations of one set: ``perm[j]`` = position in the table's bots of seat j."""
+    """Seat permutations of one set: ``perm[j]`` = position in the table's bots of seat j.
+
+    >>> seatings(3, "rotate")
+    ((0, 1, 2), (1, 2, 0), (2, 0, 1))
+    >>> len(seatings(4, "all"))
+    24
+    """
     if design == "all":
         return tuple(itertools.permutations(range(k)))
     if design == "williams":
@@ -194,7 +205,11 @@ def seatings(k: int, design: str) -> tuple[tuple[int, ...], ...]:
 # -- tables -----------------------------------------------------------------------
 
 def unrank_combination(n: int, k: int, rank: int) -> tuple[int, ...]:
-    """The ``rank``-th k-combination of range(n) in lexicographic order."""
+    """The ``rank``-th k-combination of range(n) in lexicographic order.
+
+    >>> unrank_combination(5, 2, 0), unrank_combination(5, 2, 1), unrank_combination(5, 2, 9)
+    ((0, 1), (0, 2), (3, 4))
+    """
     if not 0 <= rank < math.comb(n, k):
         raise IndexError(rank)
     out: list[int] = []
