@@ -40,8 +40,10 @@ def _echo(endpoint: str, n: int) -> None:
     s.setsockopt(zmq.ROUTING_ID, b"echo")
     s.connect(endpoint)
     s.send(b"ready")
+    cpu0 = time.process_time()
     for _ in range(n):
         s.send(s.recv())
+    s.send(repr(time.process_time() - cpu0).encode())  # this end's CPU (its I/O thread included)
     s.close()
     ctx.term()
 
@@ -61,8 +63,9 @@ def typical_request_size() -> int:
     return len(json.dumps(json.loads(request)))  # with json.dumps' spaces, as this figure always was
 
 
-def raw_round_trip(size: int, n: int) -> tuple[float, float]:
-    """Median and mean microseconds of a ROUTER -> DEALER -> ROUTER round trip of ``size`` bytes."""
+def raw_round_trip(size: int, n: int) -> tuple[float, float, float]:
+    """Median and mean microseconds of a ROUTER -> DEALER -> ROUTER round trip of ``size`` bytes, and
+    the CPU microseconds of one (both processes, their I/O threads included)."""
     ctx = zmq.Context()
     r = ctx.socket(zmq.ROUTER)
     r.setsockopt(zmq.LINGER, 0)
@@ -72,16 +75,18 @@ def raw_round_trip(size: int, n: int) -> tuple[float, float]:
     ident, _ = r.recv_multipart()
     payload = b"x" * size
     times = []
+    cpu0 = time.process_time()
     for i in range(n + 200):
         t = time.perf_counter()
         r.send_multipart([ident, payload])
         r.recv_multipart()
         if i >= 200:  # warm-up
             times.append(time.perf_counter() - t)
+    cpu = time.process_time() - cpu0 + float(r.recv_multipart()[1])
     p.join(5)
     r.close()
     ctx.term()
-    return statistics.median(times) * 1e6, statistics.fmean(times) * 1e6
+    return statistics.median(times) * 1e6, statistics.fmean(times) * 1e6, cpu / (n + 200) * 1e6
 
 
 def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
@@ -105,6 +110,9 @@ def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
                 starts.append(time.perf_counter() - t)
             decisions = 0
             per_decision_latency: list[float] = []
+            # CPU of the whole game: the referee (this process) and each compartment (gate, bot)
+            ref_cpu0 = time.process_time()
+            bots_cpu0 = sum(p.process.cpu_seconds() for p in peers if p.process is not None)
             start = time.perf_counter()
             for i in range(games):
                 res = play_one(host, peers, rules, 1000 + i, f"bench-{i}", tc, FailurePolicy())
@@ -112,14 +120,17 @@ def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
                 for lat in res.latencies_ms:
                     per_decision_latency.extend(lat)
             wall = time.perf_counter() - start
+            ref_cpu = time.process_time() - ref_cpu0
+            bots_cpu = sum(p.process.cpu_seconds() for p in peers if p.process is not None) - bots_cpu0
         finally:
             host.close()
-        compute_s = busy_s = 0.0
+        compute_s = busy_s = bot_cpu_s = 0.0
         for log in (Path(tmp) / "logs").glob("*.log"):
             for line in log.read_text().splitlines():
                 if line.startswith("BENCH "):
                     compute_s += float(line.split()[2])
                     busy_s += float(line.split()[3])
+                    bot_cpu_s += float(line.split()[4])
     return {
         "games": games,
         "decisions": decisions,
@@ -132,6 +143,12 @@ def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
         "overhead_per_decision_us": (wall - busy_s) / decisions * 1e6,
         "overhead_incl_bot_decoding_us": (wall - compute_s) / decisions * 1e6,
         "median_latency_us": statistics.median(per_decision_latency) * 1000,
+        "referee_cpu_per_decision_us": ref_cpu / decisions * 1e6,
+        "compartments_cpu_per_decision_us": bots_cpu / decisions * 1e6,
+        "game_cpu_per_decision_us": (ref_cpu + bots_cpu) / decisions * 1e6,
+        "bots_cpu_per_decision_us": bot_cpu_s / decisions * 1e6,
+        # the per-decision path's CPU: the referee and the gates (the compartments less the bots' own)
+        "path_cpu_per_decision_us": (ref_cpu + bots_cpu - bot_cpu_s) / decisions * 1e6,
     }
 
 
@@ -147,7 +164,7 @@ def cli_games_per_s(n: int) -> float:
 
 def main(quick: bool = False) -> dict[str, float]:
     size = typical_request_size()
-    rtt, rtt_mean = raw_round_trip(size, 2000 if quick else 10000)
+    rtt, rtt_mean, rtt_cpu = raw_round_trip(size, 2000 if quick else 10000)
     ref = referee_overhead(10 if quick else 40)
     bare = referee_overhead(10 if quick else 40, sandbox=False)
     cli = cli_games_per_s(2 if quick else 5)
@@ -155,12 +172,16 @@ def main(quick: bool = False) -> dict[str, float]:
         "request_bytes": size,
         "raw_rtt_us": rtt,
         "raw_rtt_mean_us": rtt_mean,
+        "raw_rtt_cpu_us": rtt_cpu,
         **ref,
         "overhead_ratio": ref["overhead_per_decision_us"] / rtt,
         "overhead_ratio_vs_mean": ref["overhead_per_decision_us"] / rtt_mean,
         "cli_games_per_s": cli,
         "nosandbox_overhead_per_decision_us": bare["overhead_per_decision_us"],
         "nosandbox_bot_start_ms": bare["bot_start_ms"],
+        "nosandbox_overhead_ratio": bare["overhead_per_decision_us"] / rtt,
+        "nosandbox_game_cpu_per_decision_us": bare["game_cpu_per_decision_us"],
+        "nosandbox_path_cpu_per_decision_us": bare["path_cpu_per_decision_us"],
     }
     return figures
 
@@ -180,6 +201,12 @@ def report(f: dict[str, float]) -> str:
         ("... counting the bot's decoding as overhead too", f"{f['overhead_incl_bot_decoding_us']:.0f} us",
          f"{f['overhead_incl_bot_decoding_us'] / f['raw_rtt_us']:.2f}x raw round trip"),
         ("median decision latency seen by the referee", f"{f['median_latency_us']:.0f} us", ""),
+        ("CPU per decision: referee / compartments (gates, bots) / bots",
+         f"{f['referee_cpu_per_decision_us']:.0f} / {f['compartments_cpu_per_decision_us']:.0f} / "
+         f"{f['bots_cpu_per_decision_us']:.0f} us", ""),
+        ("CPU per decision of the path (referee + gates)", f"{f['path_cpu_per_decision_us']:.0f} us",
+         f"{f['path_cpu_per_decision_us'] / f['raw_rtt_cpu_us']:.2f}x the raw round trip's CPU "
+         f"({f['raw_rtt_cpu_us']:.0f} us, both ends)"),
         ("same overhead without the sandbox", f"{f['nosandbox_overhead_per_decision_us']:.0f} us",
          f"sandboxed / bare {f['overhead_per_decision_us'] / f['nosandbox_overhead_per_decision_us']:.2f}x"),
         ("bot start to welcome, sandboxed / bare", f"{f['bot_start_ms']:.0f} / {f['nosandbox_bot_start_ms']:.0f} ms",

@@ -1,7 +1,7 @@
 """A sample bot that also measures its own time (for bench/protocol.py).
 
 It reports two figures at shutdown, as a line ``BENCH decisions policy_seconds
-busy_seconds`` on stderr (its log: a sandboxed bot can write nowhere else): the time in the policy's decision
+busy_seconds cpu_seconds`` on stderr (its log: a sandboxed bot can write nowhere else): the time in the policy's decision
 alone, and the client library's count of all time spent on requests (from
 receiving one to having sent the reply: decoding and encoding included).
 """
@@ -26,8 +26,11 @@ class TimedBot(PolicyBot):
         super().__init__(policy)
         self.compute = 0.0
         self.count = 0
+        self.cpu0: float | None = None  # the process's CPU at its first decision (start-up apart)
 
     def _timed(self, decide: Callable[[Observation], _T], observation: Any) -> _T:
+        if self.cpu0 is None:
+            self.cpu0 = time.process_time()
         obs = observation_from_wire(observation)
         t = time.perf_counter()
         out = decide(obs)
@@ -48,7 +51,8 @@ class TimedBot(PolicyBot):
 
 
 def _report(bot: TimedBot) -> None:
-    print(f"BENCH {bot.count} {bot.compute} {bot.busy_s}", file=sys.stderr, flush=True)
+    cpu = time.process_time() - bot.cpu0 if bot.cpu0 is not None else 0.0
+    print(f"BENCH {bot.count} {bot.compute} {bot.busy_s} {cpu}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

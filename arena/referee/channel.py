@@ -162,6 +162,17 @@ class Channel:
         self._out += b"\n"
         return self.flush()
 
+    def send_many(self, batch: list[bytes]) -> bool:
+        """Queue several messages and write them at once (one write, one wake-up of the reader);
+        False if the bot is not reading: then none is queued."""
+        size = sum(len(d) + 1 for d in batch)
+        if self.write_closed or len(self._out) + size > OUTBOX_CAP_BYTES:
+            return False
+        for d in batch:
+            self._out += d
+            self._out += b"\n"
+        return self.flush()
+
     def flush(self) -> bool:
         while self._out and not self.write_closed:
             try:

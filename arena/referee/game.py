@@ -206,14 +206,15 @@ class Referee:
     def _flush(self, st: SeatState) -> None:
         """Send a bot its queued events.  Events wait until the bot is next sent anything, so a
         bot wakes once per request instead of once per event; each bot still gets every event,
-        in order, before the request or game_over that follows it."""
-        for data in st.outbox:
-            self.host.send(st.peer, data)
-        st.outbox.clear()
+        in order, before the request or game_over that follows it (in the same write)."""
+        if st.outbox:
+            self.host.send_many(st.peer, st.outbox)
+            st.outbox.clear()
 
     def _send(self, st: SeatState, data: bytes) -> bool:
-        self._flush(st)
-        return self.host.send(st.peer, data)
+        batch = [*st.outbox, data]
+        st.outbox.clear()
+        return self.host.send_many(st.peer, batch)
 
     # -- decisions ------------------------------------------------------------------------
     def _decide(self, st: SeatState, decision: str) -> str | Play | CheckedPlay | None:
@@ -284,12 +285,13 @@ class Referee:
         seq = peer.next_seq()
         data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
                                    tc.decision_ms, st.bank_left))
-        self._flush(st)
+        batch = [*st.outbox, data]  # the events it has not seen yet, and the request, in one write
+        st.outbox.clear()
         proc = peer.process
         cpu_clock = self._cpu_clock(st)
         cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
         t0 = time.monotonic()
-        if not self.host.send(peer, data):
+        if not self.host.send_many(peer, batch):
             if not peer.alive():
                 return Failed(self._died(st, decision))
             return Failed(self._fail(st, "disconnect", "the bot is not connected or stopped reading its messages"))

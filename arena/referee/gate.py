@@ -441,10 +441,13 @@ class Gate:
             return True
         inbuf += chunk
         start = 0
+        frames = []  # every whole line of the chunk (events, then a request) goes out in one write
         while (nl := inbuf.find(b"\n", start)) >= 0:
-            self.to_bot(bytes(inbuf[start:nl]))
+            frames.append(frame(bytes(inbuf[start:nl])))
             start = nl + 1
         del inbuf[:start]
+        if frames and self.bot is not None:
+            self.send_raw(self.bot, b"".join(frames))
         if len(inbuf) > IN_CAP_BYTES:  # the referee never sends such a line
             inbuf.clear()
         return True

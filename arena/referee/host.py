@@ -302,6 +302,10 @@ class BotHost:
         """Queue one message for the bot; False if it is gone or has stopped reading (never blocks)."""
         return peer.process is not None and peer.process.channel.send(data)
 
+    def send_many(self, peer: Peer, batch: list[bytes]) -> bool:
+        """Queue messages for the bot in one write (events and the request after them)."""
+        return peer.process is not None and peer.process.channel.send_many(batch)
+
     def send_error(self, peer: Peer, kind: str, reason: str, retry: bool, game: str | None = None,
                    seq: int | None = None) -> None:
         self._reply(peer, wire.error(kind, reason, retry, game, seq))
