@@ -41,6 +41,7 @@ import resource
 import secrets
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -248,23 +249,93 @@ def data_quota(limits: Limits) -> int:
     return (limits.data_mb or DATA_MB) << 20
 
 
-def folder_bytes(folder: Path, stop_at: int) -> int:
-    """Bytes a folder holds on disk (its files' blocks, plus INODE_BYTES per entry), links not followed;
-    the walk stops once past ``stop_at``."""
-    total, stack = 0, [str(folder)]
-    while stack and total <= stop_at:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    try:
+DATA_ENTRIES = 10_000  # files and folders a data folder may hold (what bounds the time of one measure)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class DataUse:
+    """What a data folder holds: ``bytes`` (blocks, plus INODE_BYTES an entry, each inode once),
+    ``entries``, and ``problem`` (a sentence) when some of it could not be measured."""
+
+    def __init__(self) -> None:
+        self.bytes = self.entries = 0
+        self.problem: str | None = None
+        self.inodes: set[tuple[int, int]] = set()
+
+    def add(self, st: os.stat_result) -> None:
+        self.entries += 1
+        if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):  # a hard link counts its file once
+            if (st.st_dev, st.st_ino) in self.inodes:
+                self.bytes += INODE_BYTES
+                return
+            self.inodes.add((st.st_dev, st.st_ino))
+        self.bytes += st.st_blocks * 512 + INODE_BYTES
+
+
+def data_use(folder: Path, stop_at: int, max_entries: int = DATA_ENTRIES) -> DataUse:
+    """Measure ``folder`` through folder descriptors (no path is ever longer than a name, so no depth
+    hides a file), links not followed; stops once past ``stop_at`` bytes or ``max_entries``.  A part
+    that cannot be read is a ``problem`` (the caller counts it as over the quota); a part removed
+    while it is measured is not."""
+    use = DataUse()
+    try:
+        stack = [os.open(folder, _DIR_FLAGS)]
+    except FileNotFoundError:
+        return use
+    except OSError as e:
+        use.problem = f"{folder}: {e.strerror or e}"
+        return use
+    try:
+        while stack and use.problem is None and use.bytes <= stop_at and use.entries <= max_entries:
+            fd = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
                         st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512 + INODE_BYTES
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
+                        use.add(st)
+                        if stat.S_ISDIR(st.st_mode):
+                            stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=fd))
+                        if use.bytes > stop_at or use.entries > max_entries:
+                            break
+            except (FileNotFoundError, NotADirectoryError):
+                pass  # removed (or swapped for a file) while measured: what replaced it is counted next time
+            except OSError as e:
+                use.problem = f"a part of {folder} cannot be read ({e.strerror or e})"
+            finally:
+                os.close(fd)
+    finally:
+        for fd in stack:
+            os.close(fd)
+    return use
+
+
+def folder_bytes(folder: Path, stop_at: int) -> int:
+    """Bytes a folder holds on disk (``data_use``, without its cap on entries); past ``stop_at`` when
+    some of it cannot be read."""
+    use = data_use(folder, stop_at, max_entries=1 << 62)
+    return stop_at + 1 if use.problem else use.bytes
+
+
+def deleted_open_bytes(pids: list[int], device: int, max_fds: int = 1 << 16) -> int:
+    """Bytes of files on ``device`` that no name reaches any more (deleted, or made with O_TMPFILE)
+    but that one of ``pids`` holds open: a data folder's deleted files still fill the disk."""
+    total, seen, looked = 0, set(), 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             continue
+        for fd in fds:
+            looked += 1
+            if looked > max_fds:
+                return total
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if st.st_nlink == 0 and st.st_dev == device and stat.S_ISREG(st.st_mode) and st.st_ino not in seen:
+                seen.add(st.st_ino)
+                total += st.st_blocks * 512
     return total
 
 
@@ -453,6 +524,7 @@ class BotProcess:
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.data = data  # the bot's data folder, whose size is watched (limits.data_mb)
+        self._data_next = 0.0  # when the watcher measures the data folder next
         self._violation: str | None = None
         self._settled = False
         self.cgroup = _compartment(referee, self.bot_id, spec.limits)
@@ -612,20 +684,42 @@ class BotProcess:
         return bool(cg is None or (lim.processes and not cg.has("pids")) or (lim.memory_mb and not cg.has("memory"))
                     or (lim.cpu_seconds and not cg.has("cpuacct")))
 
-    def _over_data(self) -> str | None:
-        if self.data is None:
+    def _over_data(self, final: bool = True) -> str | None:
+        """The data quota's sentence if the folder (with the deleted files the compartment holds
+        open) is over it; each bot's folder is measured on its own schedule, never sooner than
+        COST_RATIO times its last measure's cost after it (``final``: now, whatever the schedule)."""
+        if self.data is None or (not final and time.monotonic() < self._data_next):
             return None
+        spent = time.thread_time()
         quota = data_quota(self.spec.limits)
-        used = folder_bytes(self.data, quota)
-        if used > quota:
-            return (f"holds over {used / 2**20:.0f} MiB in its data folder, over its quota of {quota >> 20} MiB "
+        use = data_use(self.data, quota)
+        try:
+            held = deleted_open_bytes(self._compartment_pids(), os.stat(self.data).st_dev)
+        except OSError:
+            held = 0
+        self._data_next = time.monotonic() + COST_RATIO * (time.thread_time() - spent)
+        if use.problem is not None:
+            return (f"has a data folder that cannot be measured ({use.problem}), counted as over its quota "
                     "(limits.data_mb)")
+        if use.entries > DATA_ENTRIES:
+            return (f"holds over {DATA_ENTRIES} files and folders in its data folder, over the most a data "
+                    "folder may hold (limits.data_mb)")
+        used = use.bytes + held
+        if used > quota:
+            return (f"holds over {used / 2**20:.0f} MiB in its data folder (deleted files it keeps open "
+                    f"included), over its quota of {quota >> 20} MiB (limits.data_mb)")
         return None
+
+    def _compartment_pids(self) -> list[int]:
+        """Every process of the compartment: its cgroup's, else its tree's."""
+        if self.cgroup is not None:
+            return self.cgroup.pids()
+        return [p.pid for p in self.tree()]
 
     def over_limits(self, children: dict[int, list[int]] | None) -> str | None:
         """A sentence naming the limit the bot's processes are over, or None (``children`` is the
         machine's process map, needed only when ``polled()``)."""
-        reason = self._over_kernel() or self._over_data()
+        reason = self._over_kernel() or self._over_data(final=False)
         if reason or children is None:
             return reason
         return self._over_polled(children)

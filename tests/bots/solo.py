@@ -9,9 +9,10 @@ discard the drawn card) and, besides:
                 folders deeper than PATH_MAX, in $ARENA_DATA
   deleted_open  at its 1st request writes $SOLO_MIB MiB into files of $ARENA_DATA it then deletes while
                 it holds them open, all game long
-  many_files    at its 1st request makes 30,000 empty files in $ARENA_DATA, then writes $SOLO_MIB MiB
+  many_files    at its 1st request makes $SOLO_FILES (default 30,000) empty files in $ARENA_DATA, then writes $SOLO_MIB MiB
                 in 64 MiB files as fast as it can, going on past errors
-At every request of the data modes it says on stderr how many MiB it has written (``wrote N``).
+In the data modes it says on stderr how many MiB it has written (``wrote N``) every 16 MiB and at
+every request.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def flood() -> None:
             return
 
 
+WROTE = [0]  # MiB written so far, said on stderr every 16 MiB (the last line before a kill says how far it got)
+
+
 def write_mib(fd: int, mib: int) -> int:
     chunk, done = b"d" * MIB, 0
     for _ in range(mib):
@@ -72,6 +76,9 @@ def write_mib(fd: int, mib: int) -> int:
         except OSError:
             break
         done += 1
+        WROTE[0] += 1
+        if WROTE[0] % 16 == 0:
+            os.write(2, f"wrote {WROTE[0]}\n".encode())
     return done
 
 
@@ -120,7 +127,7 @@ def deleted_open(mib: int, held: list[int]) -> int:
 
 def many_files(mib: int) -> int:
     folder = os.environ["ARENA_DATA"]
-    for i in range(30_000):
+    for i in range(int(os.environ.get("SOLO_FILES", "30000"))):
         try:
             os.close(os.open(os.path.join(folder, f"e{i}"), os.O_WRONLY | os.O_CREAT, 0o600))
         except OSError:
