@@ -1,214 +1,236 @@
-"""How fast each format finds the ranking of a large field: a simulation in seconds (README, Leagues).
+"""What each league format costs, as a multiple of the best possible schedule (README, Leagues).
 
-A field of synthetic bots of known strengths (log-strengths drawn from N(0, sd), sd given in Elo);
-a table's placings are drawn from the Plackett-Luce model (strength plus Gumbel noise, sorted),
-each table playing its seatings (4 games at 4 seats, ``rotate``).  After G games every format
-is fitted the same way, by the league fit (``ratings.league_fit``), so the figures compare
-schedules, not fits; the figure is Kendall's tau between the true order and the fitted one.
-Formats: the seeded balanced subset of all tables (what ``max_tables`` gives a round robin),
-Swiss rounds and adaptive rounds (``arena.tournament.matchmaking``), the last two re-fitted after
-every round of n/k tables, as the runner does (warm-started here, to keep the bench short).
+For every spread of true strengths, ``--fields`` fields of ``--bots`` bots (the same fields for every
+format: paired) are played by every format up to 8,000 games (bench/league_sim.py: a table plays a
+duplicate deal-set, its games correlated by the seats' shared luck; every format fitted by the league
+fit).  Two errors are measured at every budget G: ``1 - tau`` (Kendall's tau against the true order)
+and the number of the true top K missing from the fitted top K.
 
-The information ratio: no schedule can beat the information a game carries.  A game tells the most about a
-bot when its three rivals are as strong as it is (``best_information``); a table of the uniform
-subset is four bots from anywhere in the field (``subset_information``, averaged over the field).
-Their ratio is about the most games any schedule can save at a given spread (an estimate: it
-ignores what rounds spend before they know the field), and it is printed beside the figures.
+The games a format needs to reach a target are read off its error curve, fitted over all budgets
+as a power law (``log err = a + b log G``: 1 - tau falls about as G^-1/2), not interpolated between
+two budgets; the target is the uniform subset's fitted error at 8,000 games.  Each figure's 90%
+interval comes from a bootstrap over the fields (the same resample for every format).  Every cost is
+also given as a multiple of the oracle's (bench/league_oracle.py: the design that knows the true
+strengths, played the same way).
 
-Fields and draws are seeded: the same command prints the same table.
+The information ratio printed beside them (what a game among equals tells against a subset table)
+is a rule of thumb for the most a schedule can save, not a limit: the oracle is the yardstick.
 
-    python -m bench.league [--bots 100] [--seats 4] [--games 1000,2000,2667,4000,8000]
-                           [--spreads 300,600,1000] [--repeats 4] [--json FILE] [--html FILE]
+    python -m bench.league [--quick] [--fields 20] [--spreads 300,600,1000] [--bots 100] [--top 10]
+                           [--jobs 2] [--json FILE] [--html FILE]
 
-``--html`` draws the curves with the HTML report's chart (``arena.report.charts``), tau x 100.
+``--quick`` (4 fields, 600 Elo) takes under a minute; the full run's time is printed at the end.
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import json
-import time
-from pathlib import Path
+import os
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # a 100 x 100 solve on many threads is 10x slower on a shared machine
 
-from arena.tournament import ratings
-from arena.tournament.journal import JournalEntry
-from arena.tournament.matchmaking import league_round
-from arena.tournament.schedule import balanced_subset
+import argparse  # noqa: E402
+import json  # noqa: E402
+import multiprocessing  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-GAMES_PER_TABLE = 4
-FORMATS = ("subset", "swiss", "adaptive")
+import numpy as np  # noqa: E402
 
+from arena.tournament import ratings  # noqa: E402
+from bench import league_oracle, league_sim  # noqa: E402
+from bench.league_sim import kendall_tau  # noqa: E402,F401  (the tests' import)
 
-def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b of two score vectors (O(n^2): fine for a few hundred bots)."""
-    da = np.sign(a[:, None] - a[None, :])
-    db = np.sign(b[:, None] - b[None, :])
-    iu = np.triu_indices(len(a), 1)
-    x, y = da[iu], db[iu]
-    denom = np.sqrt(float(np.count_nonzero(x)) * float(np.count_nonzero(y)))
-    return float((x * y).sum() / denom) if denom else 0.0
-
-
-class League:
-    """A simulated field: plays tables, keeps the journal entries, fits the standings."""
-
-    def __init__(self, n: int, k: int, seed: int, spread: float) -> None:
-        self.n, self.k = n, k
-        self.rng = np.random.default_rng(seed)
-        self.truth = self.rng.normal(0.0, spread, n)
-        self.names = [f"bot{i:03d}" for i in range(n)]
-        self.entries: list[JournalEntry] = []
-        self.tables: list[tuple[int, ...]] = []
-        self.strength = np.zeros(n)
-        self.cov = np.eye(n)
-
-    def play(self, table: tuple[int, ...]) -> None:
-        t = len(self.tables)
-        self.tables.append(table)
-        idx = np.array(table)
-        for g in range(GAMES_PER_TABLE):
-            score = self.truth[idx] + self.rng.gumbel(size=len(idx))
-            places = np.empty(len(idx), dtype=int)
-            places[np.argsort(-score)] = np.arange(1, len(idx) + 1)
-            i = len(self.entries)
-            self.entries.append(JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=t, set=0, seating=g,
-                                             seats=[self.names[b] for b in table], placings=places.tolist(),
-                                             totals=[0] * len(table)))
-
-    def fit(self) -> None:
-        if self.entries:
-            self.strength, self.cov = ratings.league_fit(self.entries, self.names, start=self.strength)
-
-    def tau(self) -> float:
-        self.fit()
-        return kendall_tau(self.strength, self.truth)
-
-
-def run_format(fmt: str, n: int, k: int, budgets: list[int], seed: int, spread: float) -> list[float]:
-    """Tau after each budget (games) for one format on one field."""
-    taus: list[float] = []
-    if fmt == "subset":
-        for games in budgets:
-            league = League(n, k, seed, spread)
-            for table in balanced_subset(n, k, games // GAMES_PER_TABLE, seed):
-                league.play(table)
-            taus.append(league.tau())
-        return taus
-    league = League(n, k, seed, spread)
-    byes = [0] * n
-    r = 0
-    for games in budgets:
-        while len(league.entries) < games:
-            league.fit()
-            per_game = [t for t in league.tables for _ in range(GAMES_PER_TABLE)]
-            tables = league_round(fmt, n, k, seed, r, (league.strength, league.cov) if r else None, per_game, byes)
-            seated = {b for t in tables for b in t}
-            for b in range(n):
-                byes[b] += b not in seated
-            for table in tables[:max(1, (games - len(league.entries)) // GAMES_PER_TABLE)]:
-                league.play(table)
-            r += 1
-        taus.append(league.tau())
-    return taus
+FORMATS = ("subset", "swiss", "adaptive", "uneven", "top", "oracle-tau", "oracle-top")
+BUDGETS = (200, 300, 400, 600, 800, 1100, 1600, 2300, 3200, 4500, 6400, 8000)
+DESIGN_GAMES = {"tau": 3000.0, "top": 1000.0}  # the G each oracle design is optimised for (about its need)
+DEAL_SD = 1.0  # sd of a seat's luck in a deal-set, beside the Gumbel noise of a game (sd 1.28)
 
 
 def ranking_information(theta: np.ndarray) -> float:
     """Expected Fisher information about ``theta[0]`` from one Plackett-Luce ranking of these bots (exact)."""
-    total = 0.0
-    for perm in itertools.permutations(range(len(theta))):
-        e = np.exp(theta[list(perm)])
-        chance, info = 1.0, 0.0
-        for i in range(len(theta) - 1):
-            rest = e[i:].sum()
-            chance *= e[i] / rest
-            if 0 in perm[i:]:
-                p = np.exp(theta[0]) / rest
-                info += p * (1.0 - p)
-        total += chance * info
-    return total
-
-
-def best_information(k: int) -> float:
-    """A game's information about a bot whose ``k - 1`` rivals are exactly as strong (the most there is)."""
-    return ranking_information(np.zeros(k))
+    return float(league_oracle.table_information(np.asarray(theta, dtype=float)[None, :])[0, 0, 0])
 
 
 def subset_information(k: int, spread: float, samples: int = 400, seed: int = 0) -> float:
     """A game's information about a bot of the field (log-strengths N(0, spread)) at a table drawn from it."""
     rng = np.random.default_rng(seed)
-    return float(np.mean([ranking_information(rng.normal(0.0, spread, k)) for _ in range(samples)]))
+    return float(np.mean(league_oracle.table_information(rng.normal(0.0, spread, (samples, k)))[:, 0, 0]))
 
 
-def first_reaching(budgets: list[int], taus: np.ndarray, target: float) -> int | None:
-    """The smallest budget whose tau is at least ``target``, linearly interpolated between budgets."""
-    for i, (g, t) in enumerate(zip(budgets, taus)):
-        if t >= target:
-            if i == 0:
-                return g
-            g0, t0 = budgets[i - 1], taus[i - 1]
-            return round(float(g0 + (g - g0) * (target - t0) / (t - t0)))
-    return None
+def fit_curve(budgets: np.ndarray, err: np.ndarray, target: float | None = None,
+              points: int = 4) -> tuple[float, float] | None:
+    """(a, b) of ``log err = a + b log G`` by least squares, over the ``points`` budgets whose (positive)
+    error is closest to ``target`` (all of them without one)."""
+    keep = np.flatnonzero(err > 0)
+    if target is not None and len(keep) > points:
+        keep = keep[np.argsort(np.abs(np.log(err[keep]) - np.log(target)), kind="stable")[:points]]
+    if len(keep) < 2:
+        return None
+    b, a = np.polyfit(np.log(budgets[keep]), np.log(err[keep]), 1)
+    return float(a), float(b)
+
+
+def games_to(curve: tuple[float, float] | None, target: float) -> float:
+    """The G at which a fitted curve reaches ``target`` (inf if it never falls)."""
+    if curve is None or curve[1] > -1e-6 or target <= 0:
+        return float("inf")
+    a, b = curve
+    log_g = (np.log(target) - a) / b
+    return float(np.exp(log_g)) if log_g < 30 else float("inf")
+
+
+def reach(budgets: np.ndarray, err: dict[str, np.ndarray], fields: np.ndarray) -> dict[str, float]:
+    """Games each format needs to reach the subset's fitted error at the largest budget, on ``fields``."""
+    mean = {f: e[fields].mean(axis=0) for f, e in err.items()}
+    last = float(np.log(budgets[-1]))
+    sub = fit_curve(budgets, mean["subset"], float(mean["subset"][-1]) or None)
+    if sub is None:
+        return {f: float("nan") for f in err}
+    target = float(np.exp(sub[0] + sub[1] * last))
+    return {f: games_to(fit_curve(budgets, m, target), target) for f, m in mean.items()}
+
+
+def describe(budgets: list[int], err: dict[str, np.ndarray], oracle: str, boots: int,
+             seed: int) -> dict[str, dict[str, float]]:
+    """Per format: games to the subset's target, as a share of the largest budget and as a multiple of
+    ``oracle``'s, each with its 90% interval from a bootstrap over the fields (paired across formats)."""
+    g = np.array(budgets, dtype=float)
+    fields = len(next(iter(err.values())))
+    rng = np.random.default_rng(seed)
+    point = reach(g, err, np.arange(fields))
+    samples = [reach(g, err, rng.integers(0, fields, fields)) for _ in range(boots)]
+    out = {}
+    for f in err:
+        share = np.array([s[f] for s in samples]) / budgets[-1]
+        vs = np.array([s[f] / s[oracle] for s in samples])
+        out[f] = {"games": point[f], "share": point[f] / budgets[-1], "vs_oracle": point[f] / point[oracle],
+                  "share_lo": _pct(share, 5), "share_hi": _pct(share, 95),
+                  "vs_lo": _pct(vs, 5), "vs_hi": _pct(vs, 95)}
+    return out
+
+
+def _task(args: tuple[str, int, int, float, int, list[int], int, float]) -> tuple[list[float], list[int]]:
+    fmt, n, k, sd, seed, budgets, top, deal_sd = args
+    designs = cand = None
+    if fmt.startswith("oracle"):
+        truth = league_sim.Field.make(n, k, sd, seed, deal_sd, fmt).truth
+        objective = fmt.split("-")[1]
+        cand, w = league_oracle.design(truth, k, objective, top, DESIGN_GAMES[objective])
+        designs = {fmt: w}
+    return league_sim.play_format(fmt, n, k, sd, seed, budgets, top, deal_sd, designs, cand)
+
+
+def measure(n: int, k: int, spread_elo: float, fields: int, budgets: list[int], top: int, deal_sd: float,
+            jobs: int, formats: tuple[str, ...] = FORMATS) -> dict[str, np.ndarray]:
+    """err[kind][fmt]: fields x budgets arrays, kind ``tau`` (1 - tau) or ``top`` (true top K missing)."""
+    sd = spread_elo / ratings.ELO_SCALE
+    tasks = [(f, n, k, sd, seed, budgets, top, deal_sd) for f in formats for seed in range(fields)]
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_task, tasks, chunksize=1)
+    else:
+        results = [_task(t) for t in tasks]
+    out: dict[str, dict[str, np.ndarray]] = {"tau": {}, "top": {}}
+    for i, f in enumerate(formats):
+        rows = results[i * fields:(i + 1) * fields]
+        out["tau"][f] = np.array([r[0] for r in rows])
+        out["top"][f] = np.array([r[1] for r in rows], dtype=float)
+    return out  # type: ignore[return-value]
+
+
+def _pct(x: np.ndarray, q: float) -> float:
+    """A percentile that keeps inf (a resample whose curve never reaches the target) as inf."""
+    x = np.where(np.isnan(x), np.inf, x)
+    return float(np.percentile(x, q, method="nearest"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bots", type=int, default=100)
     ap.add_argument("--seats", type=int, default=4)
-    ap.add_argument("--games", default="1000,2000,2667,4000,8000")
+    ap.add_argument("--top", type=int, default=10, help="K of the top-K error and of the top format")
     ap.add_argument("--spreads", default="300,600,1000", help="sd of the true strengths, in Elo")
-    ap.add_argument("--repeats", type=int, default=4, help="fields per spread (seeds 0..repeats-1)")
+    ap.add_argument("--fields", type=int, default=20, help="paired fields per spread (seeds 0..fields-1)")
+    ap.add_argument("--deal-sd", type=float, default=DEAL_SD, help="sd of a seat's luck in a deal-set")
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=2, help="processes")
+    ap.add_argument("--quick", action="store_true", help="4 fields at 600 Elo: under a minute")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
+    ap.add_argument("--raw", type=Path, help="keep every field's errors in FILE-SPREAD.npz (read them if there)")
     args = ap.parse_args()
-    budgets = sorted(int(g) for g in args.games.split(","))
+    if args.quick:
+        args.fields, args.spreads = 4, "600"
+    budgets = list(BUDGETS)
     started = time.perf_counter()
     figures = []
     for spread in (float(s) for s in args.spreads.split(",")):
-        res = {f: np.mean([run_format(f, args.bots, args.seats, budgets, seed, spread / ratings.ELO_SCALE)
-                           for seed in range(args.repeats)], axis=0) for f in FORMATS}
-        print(f"\nKendall tau vs the true order: {args.bots} bots, {args.seats}-seat tables, true strengths "
-              f"sd {spread:g} Elo, mean of {args.repeats} fields")
-        print(f"{'games':>8} " + " ".join(f"{f:>9}" for f in FORMATS))
-        for i, g in enumerate(budgets):
-            print(f"{g:>8} " + " ".join(f"{res[f][i]:>9.3f}" for f in FORMATS))
-        target = float(res["subset"][-1])
-        bound = best_information(args.seats) / subset_information(args.seats, spread / ratings.ELO_SCALE)
-        print(f"  information ratio: a game of rivals as strong as the bot carries {bound:.2f}x a subset table's, "
-              f"so a schedule saves at most about that: {1 / bound:.2f} of the subset's games (an estimate)")
-        reach = {}
-        for f in ("swiss", "adaptive"):
-            need = first_reaching(budgets, res[f], target)
-            reach[f] = need
-            ratio = f"{need / budgets[-1]:.2f} of the games" if need else "not within these budgets"
-            print(f"  {f} reaches the subset's tau at {budgets[-1]} games ({target:.3f}) with {need} games: {ratio}")
-        figures.append({"spread_elo": spread, "budgets": budgets, "tau": {f: res[f].tolist() for f in FORMATS},
-                        "reach": reach, "bound": 1 / bound})
-    print(f"({time.perf_counter() - started:.1f} s)")
+        raw = args.raw.with_name(f"{args.raw.stem}-{spread:g}.npz") if args.raw else None
+        if raw is not None and raw.exists():  # the games of an earlier run: only the analysis again
+            with np.load(raw) as z:
+                err = {kind: {f: z[f"{kind}/{f}"] for f in FORMATS} for kind in ("tau", "top")}
+        else:
+            err = measure(args.bots, args.seats, spread, args.fields, budgets, args.top, args.deal_sd, args.jobs)
+            if raw is not None:
+                np.savez(raw, **{f"{kind}/{f}": err[kind][f] for kind in err for f in err[kind]})
+        print(f"\n{args.bots} bots, {args.seats}-seat tables, true strengths sd {spread:g} Elo, "
+              f"{args.fields} paired fields, deal-sets with seat luck sd {args.deal_sd:g}")
+        fig: dict = {"spread_elo": spread, "budgets": budgets}
+        for kind, title, oracle in (("tau", "1 - Kendall tau", "oracle-tau"),
+                                    ("top", f"true top {args.top} missing from the named top {args.top}",
+                                     "oracle-top")):
+            print(f"  {title} (mean over fields)")
+            print(f"  {'games':>7} " + " ".join(f"{f:>10}" for f in FORMATS))
+            for i, g in enumerate(budgets):
+                print(f"  {g:>7} " + " ".join(f"{err[kind][f][:, i].mean():>10.4f}" for f in FORMATS))
+            fit = describe(budgets, err[kind], oracle, args.bootstrap, int(spread))
+            print(f"  games to the subset's {budgets[-1]}-game {kind} error (fitted curves; 90% interval over fields):")
+            for f in FORMATS:
+                r = fit[f]
+                print(f"    {f:>10}: {r['games']:>6.0f} = {r['share']:.2f} of {budgets[-1]} "
+                      f"[{r['share_lo']:.2f}, {r['share_hi']:.2f}], {r['vs_oracle']:.2f}x the oracle "
+                      f"[{r['vs_lo']:.2f}, {r['vs_hi']:.2f}]")
+            fig[kind] = {"error": {f: err[kind][f].mean(axis=0).tolist() for f in FORMATS}, "reach": fit}
+        exact = {f: (err["top"][f] == 0).mean(axis=0).tolist() for f in FORMATS}
+        fig["top_exact"] = exact
+        ratio = league_oracle_ratio(args.seats, spread / ratings.ELO_SCALE)
+        print(f"  rule of thumb: a game among equals carries {ratio:.2f}x a subset table's information "
+              f"about a bot, so a schedule might save down to about {1 / ratio:.2f} of the games (not a limit)")
+        fig["information_ratio"] = ratio
+        figures.append(fig)
+    took = time.perf_counter() - started
+    print(f"({took:.0f} s, {args.jobs} processes)")
     if args.json:
-        args.json.write_text(json.dumps({"bots": args.bots, "seats": args.seats, "repeats": args.repeats,
+        args.json.write_text(json.dumps({"bots": args.bots, "seats": args.seats, "fields": args.fields,
+                                         "top": args.top, "deal_sd": args.deal_sd, "seconds": took,
                                          "figures": figures}, indent=1), encoding="utf-8")
     if args.html:
-        args.html.write_text(html_page(figures, args.bots, args.seats, args.repeats), encoding="utf-8")
+        args.html.write_text(html_page(figures, args.bots, args.seats, args.fields, args.top), encoding="utf-8")
 
 
-def html_page(figures: list[dict], bots: int, seats: int, repeats: int) -> str:
-    """The curves, one chart per spread, drawn by the report's ``history_chart`` (tau x 100 against G)."""
+def league_oracle_ratio(k: int, spread: float) -> float:
+    return ranking_information(np.zeros(k)) / subset_information(k, spread)
+
+
+def html_page(figures: list[dict], bots: int, seats: int, fields: int, top: int) -> str:
+    """The error curves, per spread a chart of 1 - tau and one of the top-K error (x 100), by the report's
+    ``history_chart``."""
     from html import escape
 
     from arena.report.charts import color, history_chart
 
     css = (Path(__file__).resolve().parent.parent / "arena" / "report" / "static" / "report.css").read_text()
+    names = list(figures[0]["tau"]["error"]) if figures else []
     parts = [f"<!doctype html><meta charset=utf-8><title>League formats</title><style>{css}</style><main>",
-             f"<h1>Kendall tau x 100 vs games: {bots} bots, {seats}-seat tables, mean of {repeats} fields</h1>",
-             "<p>" + ", ".join(f'<span style="color:{color(i)}">{fmt}</span>' for i, fmt in enumerate(FORMATS))
+             f"<h1>Error x 100 vs games: {bots} bots, {seats}-seat tables, mean of {fields} paired fields</h1>",
+             "<p>" + ", ".join(f'<span style="color:{color(i)}">{escape(f)}</span>' for i, f in enumerate(names))
              + "</p>"]
     for f in figures:
-        series = {fmt: [100.0 * v for v in f["tau"][fmt]] for fmt in FORMATS}
-        parts.append(f"<h2>true strengths sd {escape(str(f['spread_elo']))} Elo</h2>")
-        parts.append(history_chart({"games": f["budgets"], "bots": series}))
+        for kind, title in (("tau", "1 - Kendall tau"), ("top", f"true top {top} missing")):
+            series = {fmt: [100.0 * v for v in vals] for fmt, vals in f[kind]["error"].items()}
+            parts.append(f"<h2>{title}: true strengths sd {escape(str(f['spread_elo']))} Elo</h2>")
+            parts.append(history_chart({"games": f["budgets"], "bots": series}))
     return "".join(parts) + "</main>\n"
 
 

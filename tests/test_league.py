@@ -23,7 +23,7 @@ from arena.tournament.matchmaking import (
 )
 from arena.tournament.runner import WAIT, _pending
 from arena.tournament.standings import _standings, render_standings
-from bench.league import first_reaching, kendall_tau
+from bench.league import kendall_tau
 
 KEY = bytes(range(32))
 
@@ -334,8 +334,6 @@ def test_kendall_tau_matches_counting_pairs() -> None:
     pairs = Counter(np.sign(a[i] - a[j]) * np.sign(b[i] - b[j]) for i, j in itertools.combinations(range(30), 2))
     assert kendall_tau(a, b) == pytest.approx((pairs[1.0] - pairs[-1.0]) / (30 * 29 / 2))
     assert kendall_tau(a, a) == pytest.approx(1.0) and kendall_tau(a, -a) == pytest.approx(-1.0)
-    assert first_reaching([100, 200], np.array([0.5, 0.7]), 0.6) == 150
-    assert first_reaching([100, 200], np.array([0.5, 0.7]), 0.8) is None
 
 
 def test_league_round_refuses_an_unknown_format() -> None:
@@ -376,8 +374,8 @@ def test_rounds_tag_ignores_what_resume_may_change() -> None:
 def test_bench_page_draws_one_chart_per_spread() -> None:
     from bench.league import html_page
 
-    fig = {"spread_elo": 300.0, "budgets": [100, 200], "reach": {},
-           "tau": {"subset": [0.5, 0.6], "swiss": [0.55, 0.65], "adaptive": [0.56, 0.7]}}
-    page = html_page([fig, fig | {"spread_elo": 600.0}], 100, 4, 3)
-    assert page.count("<svg") == 2 and "sd 600.0 Elo" in page
-    assert page.count("<polyline") == 6  # three formats a chart
+    errors = {"subset": [0.5, 0.4], "swiss": [0.45, 0.35], "adaptive": [0.44, 0.3]}
+    fig = {"spread_elo": 300.0, "budgets": [100, 200], "tau": {"error": errors}, "top": {"error": errors}}
+    page = html_page([fig, fig | {"spread_elo": 600.0}], 100, 4, 3, 10)
+    assert page.count("<svg") == 4 and "sd 600.0 Elo" in page  # 1 - tau and the top-K error, per spread
+    assert page.count("<polyline") == 12  # three formats a chart

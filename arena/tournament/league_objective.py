@@ -64,9 +64,8 @@ def contested(strength: np.ndarray, samples: np.ndarray, top: int | None, order:
     point = _ranks(strength[None, :])[0]
     drawn = _ranks(samples)
     if top is None:
-        ahead = np.sign(strength[:, None] - strength[None, :])
-        flips = np.sign(samples[:, :, None] - samples[:, None, :]) != ahead[None, :, :]
-        np.einsum("dii->di", flips)[...] = False
+        ahead = strength[:, None] > strength[None, :]
+        flips = (samples[:, :, None] > samples[:, None, :]) != ahead[None, :, :]  # never on the diagonal
         return flips.sum(axis=2).mean(axis=0)
     wrong = (drawn < top) != (point < top)[None, :]
     if order:
