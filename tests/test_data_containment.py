@@ -222,29 +222,47 @@ def test_a_hard_link_or_a_mount_in_a_data_folder_is_not_handed_to_the_bot(tmp_pa
 
 
 @needs_sandbox
-def test_a_data_folder_swapped_for_a_link_after_the_check_is_not_what_the_sandbox_binds(tmp_path, monkeypatch):
+@pytest.mark.parametrize("swapped", ["the folder above", "the folder itself"])
+def test_a_data_folder_swapped_for_a_link_after_the_check_is_not_what_the_sandbox_binds(tmp_path, monkeypatch,
+                                                                                        swapped):
     """Between the referee's check and bubblewrap's bind, the data folder's path is made to lead
-    elsewhere (renamed away, a link in its place): the bot still writes into the folder that was
-    checked, the link's target gets nothing, and no descriptor of it reaches the bot."""
+    elsewhere (its folder, or the folder above it, renamed away and a link put in its place, to a
+    folder anyone may write): the link's target gets nothing; the bot writes into the folder that was
+    checked, and no descriptor of it reaches the bot.  (With the folder itself swapped, the path the
+    quota is measured by is a link: the watcher may stop the bot as over its quota instead.)"""
     bot = folders(tmp_path)
-    data, moved, decoy = tmp_path / "data", tmp_path / "data-moved", tmp_path / "decoy"
-    decoy.mkdir()
-    decoy.chmod(0o777)  # a folder anyone may write: bound instead, it would take the bot's writes
+    above, data = tmp_path / "p", tmp_path / "p" / "data"
+    data.mkdir(parents=True)
+    decoy = tmp_path / "decoy"
+    (decoy / "data").mkdir(parents=True)
+    for d in (decoy, decoy / "data"):
+        d.chmod(0o777)  # folders anyone may write: bound instead, they would take the bot's writes
     real_wrap = sandbox.wrap
+    moved = tmp_path / ("p-moved" if swapped == "the folder above" else "data-moved")
 
     def swap_then_wrap(*args, **kwargs):
-        data.rename(moved)
-        data.symlink_to(decoy)
+        if swapped == "the folder above":
+            above.rename(moved)
+            above.symlink_to(decoy)
+        else:
+            data.rename(moved)
+            data.symlink_to(decoy / "data")
         return real_wrap(*args, **kwargs)
 
     monkeypatch.setattr(sandbox, "wrap", swap_then_wrap)
     with BotHost(TC, tmp_path / "logs") as host:
-        peer = host.add(BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot"), cwd=bot, data=data)
-        assert host.start(peer), peer.problem
-        got = report(host, peer)
-    assert got["data"] == "done: written", got
-    assert list(decoy.iterdir()) == [], "the bind followed the swapped-in link"
-    assert (moved / "pwned").read_text() == "written by the bot"
+        peer = host.add(BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot", data="p/data"),
+                        cwd=bot, data=data)
+        started = host.start(peer)
+        got = report(host, peer) if started or swapped == "the folder above" else None
+    assert list((decoy / "data").iterdir()) == [], "the bind followed the swapped-in link"
+    if swapped == "the folder itself" and not started:
+        assert peer.problem is not None and peer.problem[0] == "resource", peer.problem
+        return
+    assert started, peer.problem
+    assert got is not None and got["data"] == "done: written", got
+    written = moved / "data" / "pwned" if swapped == "the folder above" else moved / "pwned"
+    assert written.read_text() == "written by the bot"
     assert got["dir_fds"] == [], got
 
 

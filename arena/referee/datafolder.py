@@ -16,6 +16,7 @@ cannot redirect the bind.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -48,54 +49,66 @@ def names(relative: str) -> list[str]:
     return [p for p in relative.split("/") if p not in ("", ".")]
 
 
-def _forms(path: Path) -> set[Path]:
-    return {Path(os.path.abspath(path)), Path(os.path.realpath(path))}
+def _forms(path: Path, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """``path`` by name and where its links lead (remembered in ``memo`` for one check)."""
+    key = str(path)
+    if key not in memo:
+        memo[key] = tuple(dict.fromkeys((os.path.abspath(key), os.path.realpath(key))))
+    return memo[key]
 
 
-def relation(folder: Path, other: Path) -> str | None:
+def _under(a: str, b: str) -> bool:
+    return a.startswith(b if b.endswith("/") else b + "/")
+
+
+def relation(folder: Path, other: Path, memo: dict[str, tuple[str, ...]] | None = None) -> str | None:
     """How ``folder`` overlaps ``other`` ("is", "is inside", "holds"), by name and by where links
     lead, or None when neither holds the other."""
-    for a in _forms(folder):
-        for b in _forms(other):
-            if a == b:
-                return "is"
-    for a in _forms(folder):
-        for b in _forms(other):
-            if a.is_relative_to(b):
+    memo = {} if memo is None else memo
+    mine, theirs = _forms(folder, memo), _forms(other, memo)
+    if any(a == b for a in mine for b in theirs):
+        return "is"
+    for a in mine:
+        for b in theirs:
+            if _under(a, b):
                 return "is inside"
-            if b.is_relative_to(a):
+            if _under(b, a):
                 return "holds"
     return None
 
 
-def installed() -> list[tuple[str, Path]]:
+@functools.cache
+def installed() -> tuple[tuple[str, Path], ...]:
     """The arena's own code and the Python it runs on: no bot may write there."""
     root = Path(__file__).resolve().parents[2]
     found = [("the arena's code", root / "arena"), ("the client library", root / "protocol"),
              ("the sample bots", root / "sample_bots")]
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix)):
         found.append(("the Python install", Path(prefix)))
-    return found
+    return tuple(found)
 
 
-def collision(folder: Path, forbidden: Iterable[tuple[str, Path]], own: Iterable[Path] = ()) -> str | None:
+def collision(folder: Path, forbidden: Iterable[tuple[str, Path]], own: Iterable[Path] = (),
+              memo: dict[str, tuple[str, ...]] | None = None) -> str | None:
     """Why ``folder`` may not be a bot's data folder, as the end of a sentence, or None: it is, holds
     or lies in one of ``forbidden`` (what, path), a system folder or the arena's install; it may
-    lie inside (not be, nor hold) one of ``own`` (the bot's own ``cwd``)."""
+    lie inside (not be, nor hold) one of ``own`` (the bot's own ``cwd``).  ``memo`` keeps resolved
+    paths across the checks of one tournament."""
+    memo = {} if memo is None else memo
     for top in TOPS:
-        if relation(folder, Path(top)) == "is":
+        if relation(folder, Path(top), memo) == "is":
             return f"is the machine's {top!r}"
     rank = {"is": 0, "is inside": 1, "holds": 2}  # /usr is /usr before it holds /bin (a link into it)
-    systems = sorted(((how, d) for d in SYSTEM if (how := relation(folder, Path(d))) is not None),
+    systems = sorted(((how, d) for d in SYSTEM if (how := relation(folder, Path(d), memo)) is not None),
                      key=lambda found: rank[found[0]])
     if systems:
         return f"{systems[0][0]} the system folder {systems[0][1]!r}"
     for path in own:
-        how = relation(folder, path)
+        how = relation(folder, path, memo)
         if how in ("is", "holds"):
             return f"{how} the bot's own folder {str(path)!r} (a data folder may lie inside it, not be or hold it)"
     for what, path in [*forbidden, *installed()]:
-        how = relation(folder, path)
+        how = relation(folder, path, memo)
         if how is not None:
             return f"{how} {what} {str(path)!r}"
     return None

@@ -962,6 +962,7 @@ class _Checker:
                 _settings.program_file(other.command, other.workdir(base_dir), other.env)
             if program is not None:
                 programs.append((f"the program of bots[{j}] ({other.name})", program))
+        memo: dict[str, tuple[str, ...]] = {}
         for i, b in enumerate(bots):
             folder = b.datadir(base_dir)
             if folder is None:
@@ -972,7 +973,7 @@ class _Checker:
                     forbidden.append((f"bots[{j}].cwd, the folder of {other.name}", other.workdir(base_dir)))
                 if j != i and (theirs := other.datadir(base_dir)) is not None:
                     forbidden.append((f"bots[{j}].data, the data folder of {other.name}", theirs))
-            why = datafolder.collision(folder, forbidden + programs, own=[b.workdir(base_dir)])
+            why = datafolder.collision(folder, forbidden + programs, own=[b.workdir(base_dir)], memo=memo)
             if why is not None:
                 self.err(("bots", i, "data"), f"expected a folder of the bot's own; {b.data!r} {why}")
 
