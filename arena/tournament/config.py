@@ -383,6 +383,7 @@ def starter_toml() -> str:
 #              | swiss | adaptive: leagues for large fields, with games = N (the budget); rounds in which every
 #              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
 #              settled (adaptive); README, Leagues, says when to choose which
+#              adaptive with top = K: aims at the top K, contested bots play more (top_order = true: their order)
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
