@@ -1,21 +1,34 @@
 """Helpers the test modules share (import them from here, never from another test module): paths of the
-test bots, real games between bot processes, the processes this pytest process started, and the small
-tournament several runner tests play."""
+test bots, real games between bot processes, the processes this pytest process started, the CLI as a
+user runs it, folders built once for all pytest-xdist workers, the small tournament several runner
+tests play, and results folders written directly."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import psutil
+import pytest
 
+from arena.integrity import make_key
 from arena.referee.game import GameResult, play_one
 from arena.referee.host import BotHost
 from arena.referee.launch import MARKER, SESSION
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
+from arena.tournament.config import validate_text, write_resolved
+from arena.tournament.journal import Journal, JournalEntry
+from arena.tournament.schedule import iter_games
 
 ROOT = Path(__file__).resolve().parent.parent
 MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
@@ -52,6 +65,75 @@ def cmdline_of(p: psutil.Process) -> str:
         return " ".join(p.cmdline())
     except psutil.Error:
         return str(p.pid)
+
+
+# -- the CLI as a user runs it (runner, league and cluster tests) ----------------------------------
+
+CLI = [sys.executable, "-m", "arena.cli"]
+
+
+def cli(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def settle(timeout: float = 10.0) -> list[psutil.Process]:
+    """Wait until no process of this test run is left (a finished run's helpers exit a moment later)."""
+    deadline = time.monotonic() + timeout
+    while (left := arena_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def journal_lines(folder: Path) -> list[dict]:
+    """Every line of the journal, decoded (a torn line would fail here)."""
+    return [json.loads(x) for x in (folder / "journal.jsonl").read_text().splitlines() if x.strip()]
+
+
+def games(folder: Path) -> dict[int, tuple]:
+    return {e["index"]: (e["seats"], e["placings"], e["totals"]) for e in journal_lines(folder)}
+
+
+def standings_json(folder: Path) -> dict:
+    got = cli("standings", folder, "--format", "json")
+    assert got.returncode == 0, got.stderr
+    return printed_json(got.stdout)
+
+
+def printed_json(stdout: str) -> dict:
+    """The standings JSON that `arena run --format json` prints at the end (after the progress bar)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("{"))
+    return json.loads("\n".join(lines[start:]))
+
+
+def same_deals_as(ref: Path, out: Path) -> None:
+    """Give a new results folder the reference run's secret key, so its games are dealt the same."""
+    out.mkdir(parents=True)
+    shutil.copy2(ref / "secret.key", out / "secret.key")
+
+
+def count_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder that ``build`` fills once per pytest run, shared by all pytest-xdist workers (the first to
+    ask builds it under a lock, the others wait, then read it): for fixtures that tests only read."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' base folders are siblings in this run's folder
+    folder = root / f"shared-{name}"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed in another worker
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
 
 
 def run_game(
@@ -117,3 +199,58 @@ name = "random"
 command = "random"
 """
 SMALL_GAMES = 24
+
+
+# -- processes ending ------------------------------------------------------------------------------
+
+def gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def kill_9(referee: subprocess.Popen[str]) -> None:
+    if referee.poll() is None:
+        os.killpg(referee.pid, signal.SIGKILL)
+        referee.wait(10)
+
+
+# -- results folders written directly (no games played) -------------------------------------------
+
+def folder_of(tmp_path: Path, names: list[str], seats: int, deal_sets: int,
+              result, extra: str = "") -> Path:
+    """A results folder whose journal holds the games of the schedule, ``result(game) -> (placings, totals, ...)``
+    (``None``: the game is not played yet)."""
+    text = (f'name = "truth"\nvariant = "basic"\nseats = {seats}\ndeal_sets = {deal_sets}\n{extra}\n'
+            + "".join(f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in names))
+    t, errors = validate_text(text, base_dir=tmp_path)
+    assert t is not None, errors
+    folder = tmp_path / "results"
+    write_resolved(t, folder)
+    key = make_key(folder)
+    with Journal(folder, key) as j:
+        for g in iter_games(t, key):
+            played = result(g)
+            if played is None:
+                continue
+            placings, totals, *rest = played
+            failures, forfeited = rest if rest else ([{} for _ in g.seats], [])
+            j.append(JournalEntry(index=g.index, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
+                                  seating=g.seating, seats=list(g.seats), placings=placings, totals=totals,
+                                  failures=failures, forfeited=forfeited))
+    return folder
+
+
+def by_name(order: list[str]):
+    """Placings in a fixed order of strength, totals 10 points apart."""
+    def result(g):
+        ranks = sorted(g.seats, key=order.index)
+        placings = [ranks.index(b) + 1 for b in g.seats]
+        return placings, [10 * (len(g.seats) - p) for p in placings]
+    return result

@@ -141,6 +141,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Session]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("doc-sessions")  # one shell per document: its examples run in order, in one worker
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("ex", RUN, ids=lambda e: e.id)
 def test_the_example_runs_and_prints_what_the_document_shows(ex: Example, sessions: dict[str, Session],

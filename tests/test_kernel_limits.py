@@ -176,7 +176,7 @@ def test_after_a_kill_9_the_undertaker_kills_what_is_in_the_cgroups_and_removes_
     import subprocess
 
     from tests.conftest import ROOT
-    from tests.test_undertaker import gone, kill_9
+    from tests.helpers import gone, kill_9
 
     referee = subprocess.Popen([sys.executable, "-c", REFEREE, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
                                text=True, start_new_session=True)

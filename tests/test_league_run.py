@@ -13,8 +13,18 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.journal import read
-from tests.conftest import ROOT
-from tests.test_runner import CLI, cli, count_lines, games, journal_lines, same_deals_as, settle, standings_json
+from tests.helpers import (
+    CLI,
+    ROOT,
+    built_once,
+    cli,
+    count_lines,
+    games,
+    journal_lines,
+    same_deals_as,
+    settle,
+    standings_json,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
@@ -56,15 +66,14 @@ def tables_by_round(folder: Path) -> list[set[tuple[str, ...]]]:
     return out
 
 
-@pytest.fixture(scope="module", params=["swiss", "adaptive"])
+@pytest.fixture(scope="session", params=["swiss", "adaptive"])
 def reference(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp(request.param)
-    file = league_file(base, request.param)
-    out = base / "results"
-    got = cli("run", file, "--out", out, "--format", "json", timeout=240)
-    assert got.returncode == 0, got.stderr
-    assert not settle(), "processes left after the reference run"
-    return file, out
+    def build(base: Path) -> None:
+        got = cli("run", league_file(base, request.param), "--out", base / "results", "--format", "json", timeout=240)
+        assert got.returncode == 0, got.stderr
+        assert not settle(), "processes left after the reference run"
+    base = built_once(tmp_path_factory, f"league-{request.param}", build)
+    return base / f"{request.param}.toml", base / "results"  # the file league_file wrote
 
 
 @pytest.mark.timeout(300)

@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -23,75 +22,39 @@ import pytest
 from arena.rules.presets import PRESETS
 from arena.tournament.journal import read
 from arena.tournament.ratings import rate
-from tests.conftest import ROOT, SMALL, SMALL_GAMES, arena_processes
+from tests.helpers import (
+    CLI,
+    ROOT,
+    SMALL,
+    SMALL_GAMES,
+    built_once,
+    cli,
+    count_lines,
+    games,
+    journal_lines,
+    printed_json,
+    same_deals_as,
+    settle,
+    standings_json,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
-CLI = [sys.executable, "-m", "arena.cli"]
 PRESET_FILES = {name: ROOT / "tournaments" / f"{name}.toml" for name in PRESETS}
 
 
 
-# -- helpers ----------------------------------------------------------------------
-
-def cli(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def settle(timeout: float = 10.0) -> list[psutil.Process]:
-    """Wait until no process of this test run is left (a finished run's helpers exit a moment later)."""
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-def journal_lines(folder: Path) -> list[dict]:
-    """Every line of the journal, decoded (a torn line would fail here)."""
-    return [json.loads(x) for x in (folder / "journal.jsonl").read_text().splitlines() if x.strip()]
-
-
-def games(folder: Path) -> dict[int, tuple]:
-    return {e["index"]: (e["seats"], e["placings"], e["totals"]) for e in journal_lines(folder)}
-
-
-def standings_json(folder: Path) -> dict:
-    got = cli("standings", folder, "--format", "json")
-    assert got.returncode == 0, got.stderr
-    return printed_json(got.stdout)
-
-
-def printed_json(stdout: str) -> dict:
-    """The standings JSON that `arena run --format json` prints at the end (after the progress bar)."""
-    lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("{"))
-    return json.loads("\n".join(lines[start:]))
-
-
-def same_deals_as(ref: Path, out: Path) -> None:
-    """Give a new results folder the reference run's secret key, so its games are dealt the same."""
-    out.mkdir(parents=True)
-    shutil.copy2(ref / "secret.key", out / "secret.key")
-
-
-def count_lines(path: Path) -> int:
-    try:
-        return path.read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The small tournament's file and the folder of one uninterrupted run of it."""
-    base = tmp_path_factory.mktemp("reference")
-    file = base / "small.toml"
-    file.write_text(SMALL)
-    out = base / "results"
-    got = cli("run", file, "--out", out, "--format", "json")
-    assert got.returncode == 0, got.stderr
-    assert not settle(), "processes left after the reference run"
-    return file, out
+    """The small tournament's file and the folder of one uninterrupted run of it (one run for all
+    workers: tests copy it, never change it)."""
+    def build(base: Path) -> None:
+        (base / "small.toml").write_text(SMALL)
+        got = cli("run", base / "small.toml", "--out", base / "results", "--format", "json")
+        assert got.returncode == 0, got.stderr
+        assert not settle(), "processes left after the reference run"
+    base = built_once(tmp_path_factory, "runner-reference", build)
+    return base / "small.toml", base / "results"
 
 
 # -- resume after kill -9 ---------------------------------------------------------------------

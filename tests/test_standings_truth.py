@@ -12,45 +12,10 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
-from arena.integrity import make_key
 from arena.settings import FAILURE_KINDS
 from arena.tournament import standings
-from arena.tournament.config import validate_text, write_resolved
-from arena.tournament.journal import Journal, JournalEntry
-from arena.tournament.schedule import iter_games
-
-
-def folder_of(tmp_path: Path, names: list[str], seats: int, deal_sets: int,
-              result, extra: str = "") -> Path:
-    """A results folder whose journal holds the games of the schedule, ``result(game) -> (placings, totals, ...)``
-    (``None``: the game is not played yet)."""
-    text = (f'name = "truth"\nvariant = "basic"\nseats = {seats}\ndeal_sets = {deal_sets}\n{extra}\n'
-            + "".join(f'[[bots]]\nname = "{b}"\ncommand = "random"\n' for b in names))
-    t, errors = validate_text(text, base_dir=tmp_path)
-    assert t is not None, errors
-    folder = tmp_path / "results"
-    write_resolved(t, folder)
-    key = make_key(folder)
-    with Journal(folder, key) as j:
-        for g in iter_games(t, key):
-            played = result(g)
-            if played is None:
-                continue
-            placings, totals, *rest = played
-            failures, forfeited = rest if rest else ([{} for _ in g.seats], [])
-            j.append(JournalEntry(index=g.index, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
-                                  seating=g.seating, seats=list(g.seats), placings=placings, totals=totals,
-                                  failures=failures, forfeited=forfeited))
-    return folder
-
-
-def by_name(order: list[str]):
-    """Placings in a fixed order of strength, totals 10 points apart."""
-    def result(g):
-        ranks = sorted(g.seats, key=order.index)
-        placings = [ranks.index(b) + 1 for b in g.seats]
-        return placings, [10 * (len(g.seats) - p) for p in placings]
-    return result
+from arena.tournament.journal import JournalEntry
+from tests.helpers import by_name, folder_of
 
 
 def test_wld_counts_placings_per_pair_at_multi_seat_tables(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ set the sandbox up (the leak CI once caught after a kill -9 of a league run)."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import psutil
 import pytest
 
 from arena.referee import sandbox
-from tests.conftest import ROOT
+from tests.helpers import ROOT, gone, kill_9
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60), pytest.mark.usefixtures("no_leaks")]  # real processes
 
@@ -52,24 +51,6 @@ def start(mode: str, block: int = -1) -> tuple[subprocess.Popen[str], int, int, 
     assert referee.stdout is not None
     child, undertaker, folder = referee.stdout.readline().split()
     return referee, int(child), int(undertaker), Path(folder)
-
-
-def gone(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def kill_9(referee: subprocess.Popen[str]) -> None:
-    if referee.poll() is None:
-        os.killpg(referee.pid, signal.SIGKILL)
-        referee.wait(10)
 
 
 def test_a_process_that_escaped_the_referee_dies_after_its_sigkill() -> None:

@@ -132,7 +132,7 @@ def test_standings_show_hostile_bot_names_as_data(tmp_path):
     import io
 
     from arena.tournament import standings
-    from tests.test_standings_truth import by_name, folder_of
+    from tests.helpers import by_name, folder_of
 
     names = ["=HYPERLINK(\"http://evil.example/\")", "[link=http://evil.example/]x[/link][/]", "esc\x1b[2J\nx"]
     # folder_of writes the names between TOML quotes: give it TOML's escapes
