@@ -141,6 +141,7 @@ def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_
         enter(root, tmp_path, name, "diary")
     enter(root, tmp_path, "mallory", "crash_in_games")
     enter(root, tmp_path, "nobody", "no_hello")  # the door's check is off: only games can find it out
+    enter(root, tmp_path, "snoop", "snoop")  # looks for the other entrants' bots beside its own folder
     got = cli("run", root, "--batches", "4")
     assert got.returncode == 0, got.stdout + got.stderr
     versions = {n: vs[-1] for n, vs in layout.registry(root).items()}
@@ -151,6 +152,7 @@ def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_
     games = [g.entry for g in ladder_games(root)]
     assert len(layout.batch_dirs(root)) == 4 and games
     honest = [f for e in games for b, f in zip(e.seats, e.failures) if not b.startswith("mallory")]
+    assert any(b.startswith("snoop") for e in games for b in e.seats)
     assert not any(n for f in honest for n in f.values()), "an honest seat was charged"
     assert not any("nobody.v1" in e.seats for e in games)
     mallory_games = [e for e in games if "mallory.v1" in e.seats]
@@ -162,7 +164,17 @@ def test_a_bot_failing_in_games_is_suspended_and_one_that_never_starts_does_not_
     # alice's own log holds her own diary lines and no one else's
     logs = list((root / "entrants" / "alice" / "v1" / "logs").glob("*.log"))
     assert logs and all("ladder-bot diary" in p.read_text() for p in logs)
-    assert not any("mallory" in p.read_text().split("=====")[-1] for p in logs)
+    assert not any("mallory" in p.read_text().split("=====")[-1] or "SNOOP" in p.read_text() for p in logs)
+    # in its sandbox the snoop finds nothing of the ladder: no other entrant's bot, none of the ladder's files
+    # (without the sandbox it reads them all: ../../../alice/v1/bot/bot.py, ../../../../entrants.json, ...)
+    snooped = "\n".join(line for p in (root / "entrants" / "snoop" / "v1" / "logs").glob("*.log")
+                         for line in p.read_text().splitlines() if line.startswith("SNOOP"))
+    assert "SNOOP found" in snooped, snooped[-2000:]
+    for word in ("alice", "bob", "mallory", "entrants.json", "ladder.toml", "batches", "secret.key"):
+        assert word not in snooped, (word, snooped[-2000:])
+    reads = [line for line in snooped.splitlines() if line.startswith("SNOOP read")]
+    assert all(line.startswith("SNOOP read ../../../snoop/v1/bot/") for line in reads), reads  # its own files only
+    assert versions["snoop"]["status"] == "active"
 
 
 @pytest.mark.slow

@@ -285,10 +285,22 @@ def inbox_ready(root: Path, quiet_s: float = INBOX_QUIET_S) -> list[Path]:
             continue
         if not (folder / MANIFEST).is_file():
             continue
-        newest = max((p.lstat().st_mtime for p in [folder, *folder.rglob("*")]), default=now)
+        newest = _newest(folder, now)
         if now - newest >= quiet_s:
             ready.append(folder)
     return ready
+
+
+def _newest(folder: Path, now: float) -> float:
+    """The latest change under ``folder``, links not followed (a link to / would walk the machine)."""
+    newest = folder.lstat().st_mtime
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            try:
+                newest = max(newest, (Path(here) / name).lstat().st_mtime)
+            except OSError:
+                return now  # changing as we look: not quiet
+    return newest
 
 
 def take_inbox(root: Path, quiet_s: float = INBOX_QUIET_S, log: Any = None) -> list[Outcome | str]:

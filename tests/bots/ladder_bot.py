@@ -8,10 +8,14 @@ where MODE says:
   crash_in_games passes check-bot (whose games are called check-...), then exits with code 3 at the
                  first request of any other game: a bot that starts failing once it plays on the ladder
   diary          honest, and writes a line naming itself to stderr at every new game (its log)
+  snoop          honest, and at its first new game tries to read the other entrants' bots beside its own
+                 folder (../../../*/v*/bot/bot.py, the ladder's layout) and the ladder's files (../../../../*),
+                 writing what it found to stderr as SNOOP lines
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sys
@@ -41,6 +45,16 @@ def main() -> int:
             return 0
         elif kind == "new_game" and mode == "diary":
             print(f"ladder-bot diary: new game {msg['game']}", file=sys.stderr, flush=True)
+        elif kind == "new_game" and mode == "snoop":
+            mode = "honest"
+            found = glob.glob("../../../*/v*/bot/bot.py") + glob.glob("../../../../*")
+            print(f"SNOOP found {len(found)}: {found[:5]}", file=sys.stderr, flush=True)
+            for path in found:
+                try:
+                    with open(path, "rb") as f:
+                        print(f"SNOOP read {path}: {f.read(40)!r}", file=sys.stderr, flush=True)
+                except OSError as e:
+                    print(f"SNOOP refused {path}: {e}", file=sys.stderr, flush=True)
         elif kind == "request":
             if mode == "crash_in_games" and not str(msg["game"]).startswith("check-"):
                 return 3
