@@ -16,7 +16,9 @@ ladder_app = typer.Typer(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    from arena.untrusted import shown
+
+    typer.echo(f"error: {shown(message)}", err=True)  # one line, whatever an entrant's name or file it quotes
     raise typer.Exit(code)
 
 
