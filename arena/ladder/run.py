@@ -11,8 +11,9 @@ One loop, one batch at a time (docs/ARCHITECTURE.md, "The ladder"):
    under every seating;
 3. after the batch: each version's games with a failure are counted over the ladder, and a version
    with ``suspend_after`` of them is suspended with the reason; a version that did not start at all
-   (the runner's start-up check) is suspended at once and the batch is chosen again without it, so
-   a broken version never stalls the ladder; each version's own log of the batch is copied to
+   (the runner's start-up check) is suspended at once and the batch is chosen again without it (a
+   batch resumed after a kill keeps the games it has and is closed: ``closed.txt``), so a broken
+   version never stalls the ladder; each version's own log of the batch is copied to
    ``entrants/NAME/vN/logs/NNNNNN.log`` (what the entrant may see); the ratings of every version
    are appended to ``history.jsonl``.
 
@@ -104,11 +105,17 @@ def new_batch(root: Path, s: LadderSettings, number: int, tables: list[tuple[str
     return folder
 
 
+CLOSED = "closed.txt"  # in a batch that cannot go on (a version did not start once it had begun): why
+
+
 def _unfinished(root: Path) -> Path | None:
+    """The last batch when games of it are left to play (and it was not closed)."""
     for folder in reversed(batch_dirs(root)):
         try:
             t = read_resolved(folder)
         except (ValueError, OSError):
+            return None
+        if (folder / CLOSED).exists():
             return None
         return folder if len(read(folder).entries) < schedule.total_games(t) else None
     return None
@@ -179,6 +186,13 @@ def _did_not_start(problems: list[str], bots: list[str]) -> dict[str, str]:
     return out
 
 
+def _said(outcome: submit.Outcome | str) -> str:
+    if isinstance(outcome, str):
+        return outcome
+    verdict = "accepted" if outcome.accepted else f"refused: {outcome.reason}"
+    return f"{outcome.entrant} version {outcome.version}: {verdict}"
+
+
 @contextmanager
 def _sigterm_stops() -> Iterator[None]:
     def stop(_signum: int, _frame: FrameType | None) -> None:
@@ -204,6 +218,8 @@ def play_batch(root: Path, folder: Path, resume: bool) -> tuple[int, bool, list[
             raise LadderError(f"batch {folder.name}: {e}") from None
         if not read(folder).entries:
             shutil.rmtree(folder)  # nothing played: the batch is chosen again without them
+        else:  # its games count; the rest of it is not played (the next batch is chosen without them)
+            (folder / CLOSED).write_text(f"closed: {', '.join(sorted(failed))} did not start\n", encoding="utf-8")
         suspend(root, failed)
         return 0, False, sorted(failed)
     except RunError as e:
@@ -221,9 +237,11 @@ def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None
     with _sigterm_stops():
         try:
             while (max_batches is None or stats.batches < max_batches) and (max_games is None or stats.games < max_games):
+                if state(root) == "final":
+                    raise LadderError("the ladder is final (arena ladder final played): it plays no more batches")
                 if state(root) == "open":
                     for outcome in submit.take_inbox(root):
-                        say(f"inbox: {outcome}")
+                        say(f"inbox: {_said(outcome)}")
                 folder = _unfinished(root)
                 resume = folder is not None
                 if folder is None:
