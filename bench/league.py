@@ -110,7 +110,7 @@ def describe(budgets: list[int], err: dict[str, np.ndarray], oracle: str, boots:
     return out
 
 
-def _task(args: tuple[str, int, int, float, int, list[int], int, float]) -> tuple[list[float], list[int]]:
+def _task(args: tuple[str, int, int, float, int, list[int], int, float]) -> tuple[list[float], list[float]]:
     fmt, n, k, sd, seed, budgets, top, deal_sd = args
     designs = cand = None
     if fmt.startswith("oracle"):
@@ -139,6 +139,11 @@ def measure(n: int, k: int, spread_elo: float, fields: int, budgets: list[int], 
     return out  # type: ignore[return-value]
 
 
+def _listed(x: np.ndarray) -> list[float | None]:
+    """Means per budget, None where a league had stopped (json and the chart skip them)."""
+    return [None if np.isnan(v) else float(v) for v in x]
+
+
 def _pct(x: np.ndarray, q: float) -> float:
     """A percentile that keeps inf (a resample whose curve never reaches the target) as inf."""
     x = np.where(np.isnan(x), np.inf, x)
@@ -155,7 +160,7 @@ def main() -> None:
     ap.add_argument("--deal-sd", type=float, default=DEAL_SD, help="sd of a seat's luck in a deal-set")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2, help="processes")
-    ap.add_argument("--quick", action="store_true", help="4 fields at 600 Elo: under a minute")
+    ap.add_argument("--quick", action="store_true", help="4 fields at 600 Elo: about a minute")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     ap.add_argument("--raw", type=Path, help="keep every field's errors in FILE-SPREAD.npz (read them if there)")
@@ -191,8 +196,9 @@ def main() -> None:
                 print(f"    {f:>10}: {r['games']:>6.0f} = {r['share']:.2f} of {budgets[-1]} "
                       f"[{r['share_lo']:.2f}, {r['share_hi']:.2f}], {r['vs_oracle']:.2f}x the oracle "
                       f"[{r['vs_lo']:.2f}, {r['vs_hi']:.2f}]")
-            fig[kind] = {"error": {f: err[kind][f].mean(axis=0).tolist() for f in FORMATS}, "reach": fit}
-        exact = {f: (err["top"][f] == 0).mean(axis=0).tolist() for f in FORMATS}
+            fig[kind] = {"error": {f: _listed(err[kind][f].mean(axis=0)) for f in FORMATS}, "reach": fit}
+        exact = {f: _listed(np.where(np.isnan(err["top"][f]), np.nan, err["top"][f] == 0).mean(axis=0))
+                 for f in FORMATS}
         fig["top_exact"] = exact
         ratio = league_oracle_ratio(args.seats, spread / ratings.ELO_SCALE)
         print(f"  rule of thumb: a game among equals carries {ratio:.2f}x a subset table's information "

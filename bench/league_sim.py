@@ -4,8 +4,10 @@ A field of ``n`` bots has log-strengths drawn from N(0, sd).  A table plays one 
 games (the ``rotate`` seating: in game g bot i sits in seat (i + g) mod k), as the arena plays it: the
 deal gives each seat an advantage drawn once per set (N(0, ``deal_sd``), shared by the set's games,
 so the games of a table are correlated and each bot has every seat's luck once), and a game's places
-are the Plackett-Luce order of strength + seat advantage + Gumbel noise.  Fits are the arena's
-league fit (``ratings._map_newton``, the MAP under its prior), warm-started, on the games as arrays.
+are the Plackett-Luce order of strength + seat advantage + Gumbel noise.  Every format is measured by
+the arena's league fit (``ratings._map_newton``, the MAP under its prior) of all its games; the fit
+that chooses a league's next round is that fit updated round by round (``Field.round_fit``: a Laplace
+filter, refitted exactly whenever the games double), which keeps a round's cost to its own games.
 
 ``play_format`` runs one format on one field to the largest budget and returns its error at every
 budget: ``1 - tau`` against the true order, and the number of the true top K missing from the
@@ -64,6 +66,9 @@ class Field:
     tables: list[tuple[int, ...]] = field(default_factory=list)  # one entry per game
     strength: np.ndarray | None = None
     cov: np.ndarray | None = None
+    running: tuple[np.ndarray, np.ndarray] | None = None  # the round fit: (MAP, Hessian) of the games folded
+    folded: int = 0
+    anchored: int = 0  # games at the round fit's last exact refit
 
     @classmethod
     def make(cls, n: int, k: int, sd: float, seed: int, deal_sd: float, stream: str) -> Field:
@@ -85,19 +90,60 @@ class Field:
             self.rankings.append(idx[np.argsort(-score)])
             self.tables.append(tuple(sorted(table)))
 
+    def round_fit(self, steps: int = 3) -> tuple[np.ndarray, np.ndarray]:
+        """The fit that chooses the next round, updated with the games since the last (a Laplace filter: the
+        last round fit's normal approximation is the prior of the new games), so a round costs its own
+        games, not all of them; it is refitted exactly whenever the games have doubled since the last exact
+        fit (a filter from a field barely known drifts).  With every game folded at once it is the league fit
+        exactly (tested)."""
+        if self.running is None or len(self.rankings) >= 2 * self.anchored:
+            theta, cov = self.fit()
+            self.running = (theta, np.linalg.inv(cov))
+            self.folded = self.anchored = len(self.rankings)
+            return theta, cov
+        theta0, h0 = self.running
+        new = np.array(self.rankings[self.folded:], dtype=np.int64)
+        theta = theta0.copy()
+        for _ in range(steps):
+            grad, hess = pl_derivatives(self.n, new, theta)
+            grad -= h0 @ (theta - theta0)
+            hess += h0
+            theta = theta + np.linalg.solve(hess, grad)
+        hess = pl_derivatives(self.n, new, theta)[1] + h0
+        self.running, self.folded = (theta, hess), len(self.rankings)
+        return theta, np.linalg.inv(hess)
+
     def fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """The league fit (``ratings._map_newton``) of every game so far: what every format is measured by."""
         data = _Games(self.n, np.array(self.rankings, dtype=np.int64))
         theta, hess = ratings._map_newton(data, np.ones(len(self.rankings)), ratings.LEAGUE_PRIOR, self.strength)
         self.strength, self.cov = theta, np.linalg.inv(hess)
         return theta, self.cov
 
 
+def pl_derivatives(n: int, rankings: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and negative Hessian of the Plackett-Luce log-likelihood of ``rankings`` (rows, best first)."""
+    grad = np.zeros(n)
+    flat = np.zeros(n * n)
+    k = rankings.shape[1] if len(rankings) else 0
+    for i in range(k - 1):
+        rest = rankings[:, i:]
+        t = theta[rest]
+        e = np.exp(t - t.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        grad += np.bincount(rankings[:, i], minlength=n) - np.bincount(rest.ravel(), weights=p.ravel(), minlength=n)
+        flat += np.bincount((rest * (n + 1)).ravel(), weights=p.ravel(), minlength=n * n)
+        cross = (rest[:, :, None] * n + rest[:, None, :]).ravel()
+        flat -= np.bincount(cross, weights=(p[:, :, None] * p[:, None, :]).ravel(), minlength=n * n)
+    return grad, flat.reshape(n, n)
+
+
 def play_format(fmt: str, n: int, k: int, sd: float, seed: int, budgets: list[int], top: int, deal_sd: float,
                 designs: dict[str, np.ndarray] | None = None,
-                candidates: np.ndarray | None = None) -> tuple[list[float], list[int]]:
+                candidates: np.ndarray | None = None) -> tuple[list[float], list[float]]:
     """(1 - tau, top-K missing) after each budget (games) for ``fmt`` on field ``seed``."""
     taus: list[float] = []
-    missing: list[int] = []
+    missing: list[float] = []
 
     def measure(f: Field) -> None:
         s, _ = f.fit()
@@ -129,7 +175,7 @@ def play_format(fmt: str, n: int, k: int, sd: float, seed: int, budgets: list[in
     r = 0
     for games in budgets:
         while f.games < games:
-            fit = f.fit() if r else None
+            fit = f.round_fit() if r else None
             kind = "adaptive" if fmt in ("uneven", "top") else fmt
             tables = league_round(kind, n, k, seed, r, fit, f.tables, byes, top=top if fmt == "top" else None,
                                   uneven=fmt == "uneven", idle=idle)

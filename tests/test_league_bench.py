@@ -46,6 +46,27 @@ def test_the_bench_fit_is_the_league_fit() -> None:
     assert np.allclose(theta, want, atol=1e-6) and np.allclose(cov, want_cov, atol=1e-6)
 
 
+def test_the_round_fit_is_the_league_fit_updated_round_by_round() -> None:
+    import random
+
+    f = Field.make(30, 4, 2.0, seed=1, deal_sd=1.0, stream="t")
+    rng = random.Random(1)
+    for table in [tuple(rng.sample(range(30), 4)) for _ in range(40)]:
+        f.play(table)
+    first = f.round_fit()  # the first round fit is exact
+    exact = f.fit()
+    assert np.allclose(first[0], exact[0]) and np.allclose(first[1], exact[1])
+    for _ in range(6):  # rounds folded in by the filter, below the doubling that refits exactly
+        for table in [tuple(rng.sample(range(30), 4)) for _ in range(4)]:
+            f.play(table)
+        theta, cov = f.round_fit()
+    assert f.anchored < f.folded == f.games  # the last rounds came through the filter
+    exact = f.fit()
+    sd = np.sqrt(np.diag(exact[1]))
+    assert np.abs(theta - exact[0]).max() < 0.05 * sd.min()
+    assert np.allclose(np.sqrt(np.diag(cov)), sd, rtol=0.05)
+
+
 def test_table_information_is_the_exact_plackett_luce_fisher_information() -> None:
     two = oracle.table_information(np.array([[0.5, 0.0]]))[0]
     p = 1.0 / (1.0 + np.exp(-0.5))
