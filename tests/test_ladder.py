@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.integrity import make_key
+from arena.integrity import folder_key, make_key
 from arena.ladder import layout, pairing
 from arena.ladder.export import export
 from arena.ladder.final import size
@@ -275,3 +275,28 @@ def test_export_writes_json_csv_and_an_archive_without_keys_or_logs(tmp_path: Pa
     assert names == ["batches/000001/journal.jsonl", "batches/000001/records/g000000.jsonl",
                      "batches/000002/journal.jsonl", "batches/000002/records/g000000.jsonl"]
     assert out / "final.csv" not in written
+
+
+def test_a_resumed_batch_whose_version_no_longer_starts_is_closed_not_retried_forever(tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.ladder import run as ladder_run
+    from arena.tournament import runner
+
+    root = fake_ladder(tmp_path)
+    entrants = layout.registry(root)
+    folder = ladder_run.new_batch(root, load(root), 3, [("alice.v1", "bob.v2")], entrants)
+    with Journal(folder, folder_key(folder) or b"") as j:
+        j.append(_entry(0, ["alice.v1", "bob.v2"], [1, 2]))
+    calls = []
+
+    def no_start(t: object, out: Path, resume: bool = False, **_kw: object) -> None:
+        calls.append((out, resume))
+        raise runner.BotProblems("1 bot(s) did not start", ["bot 'bob.v2' (python3 bot.py) did not start: it exited"])
+
+    monkeypatch.setattr(runner, "run", no_start)
+    stats = ladder_run.run_ladder(root, max_batches=5, idle_exit=True)
+    assert calls == [(folder, True)]  # resumed once, then closed: the next batch has too few versions
+    assert (folder / ladder_run.CLOSED).read_text().startswith("closed: bob.v2 did not start")
+    bob = layout.registry(root)["bob"][-1]
+    assert bob["status"] == "suspended" and bob["reason"].startswith("did not start: it exited")
+    assert stats.suspended == ["bob.v2"] and snapshot(root)["ladder"]["games"] == 25
