@@ -176,8 +176,9 @@ def test_launch_checks_a_data_folder_again_whoever_asks_for_it(tmp_path):
                  host.add(BotSpec(name="h2", command=spec.command, cwd="bot"), cwd=bot, data=out),
                  host.add(BotSpec(name="h3", command=spec.command, cwd="bot", data=str(tmp_path / "abs")), cwd=bot,
                           data=tmp_path / "abs")]
-        honest = host.add(BotSpec(name="ok", command=spec.command, cwd="other", data="other-data"),
-                          cwd=tmp_path / "other", data=tmp_path / "other-data")
+        # inside its own folder, two levels made now: the seat's user passes the folder on the way
+        honest = host.add(BotSpec(name="ok", command=spec.command, cwd="other", data="other/data/deep"),
+                          cwd=tmp_path / "other", data=tmp_path / "other" / "data" / "deep")
         started = [host.start(p) for p in tries]
         assert host.start(honest), honest.problem
         honest_report = report(host, honest)
@@ -189,7 +190,7 @@ def test_launch_checks_a_data_folder_again_whoever_asks_for_it(tmp_path):
     assert (bot.stat().st_uid, stat.S_IMODE(bot.stat().st_mode)) == (os.geteuid(), mode)
     assert key.stat().st_uid == os.geteuid() and not (tmp_path / "abs").exists()
     assert honest_report["data"] == "done: written", honest_report
-    assert (tmp_path / "other-data" / "pwned").read_text() == "written by the bot"
+    assert (tmp_path / "other" / "data" / "deep" / "pwned").read_text() == "written by the bot"
 
 
 @needs_sandbox

@@ -118,22 +118,20 @@ class DataFolderError(ValueError):
     """A data folder that cannot be opened safely (a link, not a folder, another file system)."""
 
 
-def open_folder(anchor: Path, parts: Sequence[str]) -> tuple[int, bool]:
-    """(a descriptor of ``anchor/parts...``, whether the last folder was made now): each name opened
-    with ``O_NOFOLLOW`` below the previous one and made (0700) when missing, on ``anchor``'s file
-    system only; DataFolderError naming the path when a part is a link, not a folder, or a mount."""
+def open_folder(anchor: Path, parts: Sequence[str]) -> int:
+    """A descriptor of ``anchor/parts...``: each name opened with ``O_NOFOLLOW`` below the previous
+    one and made when missing (0755 on the way, so the seat's user may pass; the folder itself 0700),
+    on ``anchor``'s file system only; DataFolderError naming the path when a part is a link, not a
+    folder, or a mount."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     fd = os.open(anchor, flags)
     device = os.fstat(fd).st_dev
-    made = False
     here = Path(anchor)
     try:
-        for name in parts:
+        for i, name in enumerate(parts):
             here = here / name
-            made = False
             try:
-                os.mkdir(name, 0o700, dir_fd=fd)
-                made = True
+                os.mkdir(name, 0o700 if i == len(parts) - 1 else 0o755, dir_fd=fd)
             except FileExistsError:
                 pass
             try:
@@ -152,4 +150,4 @@ def open_folder(anchor: Path, parts: Sequence[str]) -> tuple[int, bool]:
     except BaseException:
         os.close(fd)
         raise
-    return fd, made
+    return fd

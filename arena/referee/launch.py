@@ -1057,14 +1057,15 @@ def _data_folder(data: Path, who: Any, spec: BotSpec, cwd: Path | None, hide: tu
         problem = datafolder.path_problem(spec.data)
         if problem is not None:
             raise ValueError(f"the bot's data folder: {problem}")
-        if data.parts[-len(datafolder.names(spec.data)):] == tuple(datafolder.names(spec.data)):
-            names = datafolder.names(spec.data)
+        given = datafolder.names(spec.data)
+        if data.parts[-len(given):] == tuple(given):
+            names = given
     anchor = Path(*data.parts[:-len(names)])
     forbidden = [("a folder hidden from bots (results, logs)", Path(h)) for h in hide]
     why = datafolder.collision(data, forbidden, own=[cwd] if cwd is not None else [])
     if why is not None:
         raise ValueError(f"the bot's data folder {str(data)!r} {why}; expected a folder of its own")
-    fd, _made = datafolder.open_folder(anchor, names)
+    fd = datafolder.open_folder(anchor, names)
     if who is not None:
         from arena.referee import identity
 
