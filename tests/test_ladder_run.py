@@ -209,3 +209,6 @@ def test_inbox_freeze_final_and_export(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     assert (root / "exports" / "final.csv").read_text().count("\n") == 4
     assert json.loads((root / "exports" / "results.json").read_text())["final"]["games"] == 6
+    status = cli("status", root)
+    assert status.returncode == 0 and status.stdout.startswith("cup: basic, 2 seats, final,"), status.stdout
+    assert cli("run", root).stderr.startswith("error: the ladder is final")
