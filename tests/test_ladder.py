@@ -211,6 +211,7 @@ def test_the_snapshot_has_the_promised_shape(tmp_path: Path) -> None:
     assert board[0]["low"] < board[0]["rating"] < board[0]["high"]
     bob = snap["entrants"]["bob"]
     assert [(v["version"], v["status"], v["games"]) for v in bob["versions"]] == [(1, "retired", 12), (2, "active", 12)]
+    assert bob["versions"][0]["check_report"] is None
     assert bob["versions"][0]["rating_history"] == [[12, 1400.0]]
     assert snap["entrants"]["alice"]["versions"][0]["rating_history"] == [[12, 1600.0], [24, 1610.0]]
     recent = bob["recent_games"]

@@ -85,6 +85,8 @@ def test_the_door_enters_a_good_bot_refuses_a_broken_one_and_retires_the_old_ver
     versions = layout.registry(root)["alice"]
     assert [(v["version"], v["status"]) for v in versions] == [(1, "retired"), (2, "refused"), (3, "active")]
     assert versions[1]["reason"].startswith("FAIL handshake")
+    page = snapshot(root)["entrants"]["alice"]["versions"]
+    assert page[1]["check_report"] == "entrants/alice/v2/check.txt" and page[1]["reason"] == versions[1]["reason"]
     # the copy is the entrant's no more: read-only, and the source changing later changes nothing
     copy = root / "entrants" / "alice" / "v1" / "bot" / "bot.py"
     assert not os.stat(copy).st_mode & 0o222

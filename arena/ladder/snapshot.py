@@ -8,7 +8,8 @@ The one thing ``arena ladder serve`` reads (docs/ARCHITECTURE.md, "The ladder").
                                                   # play (active or suspended); bound: null, ">" (never lost:
                                                   # the rating is a lower bound) or "<" (never won: an upper one)
      "entrants": {NAME: {"versions": [{"version", "submitted", "fingerprint", "status", "reason", "games",
-                                       "rating_history": [[games_so_far, rating], ...]}],
+                                       "rating_history": [[games_so_far, rating], ...],
+                                       "check_report"}],   # entrants/NAME/vN/check.txt (the entrant's), or null
                          "recent_games": [{"game", "record", "placings", "finished"}],   # newest first
                          "failures": [{"game", "kind", "reason", "log"}]}},                # newest first
      "final": null | {"games", "standings": [{"rank", "entrant", "version", "rating", "low", "high",
@@ -32,6 +33,7 @@ from typing import Any
 from arena.failures import KINDS
 from arena.ladder.games import LadderGame, ladder_games, record_of
 from arena.ladder.layout import (
+    CHECK_FILE,
     FINAL,
     HISTORY_FILE,
     LADDER_FILE,
@@ -139,9 +141,11 @@ def snapshot(dir: Path) -> dict[str, Any]:
         for v in versions:
             bot = bot_id(name, v["version"])
             r = ratings.get(bot)
+            report = version_dir(root, name, v["version"]) / CHECK_FILE
             rows.append({"version": v["version"], "submitted": v.get("submitted"), "fingerprint": v.get("fingerprint"),
                          "status": v["status"], "reason": v.get("reason"), "games": r.games if r else 0,
-                         "rating_history": history.get(bot, [])})
+                         "rating_history": history.get(bot, []),
+                         "check_report": report.relative_to(root).as_posix() if report.exists() else None})
         playing = [v for v in versions if v["status"] in ("active", "suspended")]
         if playing:
             board.append(bot_id(name, playing[-1]["version"]))
