@@ -61,7 +61,7 @@ class Gate:
         return line
 
     def lines_until(self, want: bytes) -> list[bytes]:
-        got = []
+        got: list[bytes] = []
         while not got or got[-1] != want:
             got.append(self.line())
         return got

@@ -67,7 +67,7 @@ def gate_with_bot(tmp_path, monkeypatch):
         zmtp = Zmtp()
 
     monkeypatch.setattr(g, "send_raw", lambda c, data: sent.append(data))
-    g.bot = Bot()  # type: ignore[assignment]
+    g.bot = Bot()  # type: ignore[assignment,unused-ignore]  # a stand-in for a Conn
     try:
         yield g, w, sent
     finally:

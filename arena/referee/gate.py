@@ -389,6 +389,7 @@ class Gate:
                     self.stranger(c)
             elif kind in ("multipart", "oversized"):
                 if c is self.bot:
+                    assert isinstance(arg, int)
                     self.emit(b"\0%s %d" % (kind.encode(), arg))
                 else:
                     self.stranger(c)
