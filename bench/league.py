@@ -122,7 +122,7 @@ def _task(args: tuple[str, int, int, float, int, list[int], int, float]) -> tupl
 
 
 def measure(n: int, k: int, spread_elo: float, fields: int, budgets: list[int], top: int, deal_sd: float,
-            jobs: int, formats: tuple[str, ...] = FORMATS) -> dict[str, np.ndarray]:
+            jobs: int, formats: tuple[str, ...] = FORMATS) -> dict[str, dict[str, np.ndarray]]:
     """err[kind][fmt]: fields x budgets arrays, kind ``tau`` (1 - tau) or ``top`` (true top K missing)."""
     sd = spread_elo / ratings.ELO_SCALE
     tasks = [(f, n, k, sd, seed, budgets, top, deal_sd) for f in formats for seed in range(fields)]
@@ -136,7 +136,7 @@ def measure(n: int, k: int, spread_elo: float, fields: int, budgets: list[int], 
         rows = results[i * fields:(i + 1) * fields]
         out["tau"][f] = np.array([r[0] for r in rows])
         out["top"][f] = np.array([r[1] for r in rows], dtype=float)
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _listed(x: np.ndarray) -> list[float | None]:
@@ -174,11 +174,13 @@ def main() -> None:
         raw = args.raw.with_name(f"{args.raw.stem}-{spread:g}.npz") if args.raw else None
         if raw is not None and raw.exists():  # the games of an earlier run: only the analysis again
             with np.load(raw) as z:
-                err = {kind: {f: z[f"{kind}/{f}"] for f in FORMATS} for kind in ("tau", "top")}
+                err: dict[str, dict[str, np.ndarray]] = {kind: {f: z[f"{kind}/{f}"] for f in FORMATS}
+                                                         for kind in ("tau", "top")}
         else:
             err = measure(args.bots, args.seats, spread, args.fields, budgets, args.top, args.deal_sd, args.jobs)
             if raw is not None:
-                np.savez(raw, **{f"{kind}/{f}": err[kind][f] for kind in err for f in err[kind]})
+                arrays = {f"{kind}/{f}": err[kind][f] for kind in err for f in err[kind]}
+                np.savez(raw, **arrays)  # type: ignore[arg-type]  # the stub reads a keyword as allow_pickle
         print(f"\n{args.bots} bots, {args.seats}-seat tables, true strengths sd {spread:g} Elo, "
               f"{args.fields} paired fields, deal-sets with seat luck sd {args.deal_sd:g}")
         fig: dict = {"spread_elo": spread, "budgets": budgets}

@@ -116,7 +116,8 @@ class Field:
     def fit(self) -> tuple[np.ndarray, np.ndarray]:
         """The league fit (``ratings._map_newton``) of every game so far: what every format is measured by."""
         data = _Games(self.n, np.array(self.rankings, dtype=np.int64))
-        theta, hess = ratings._map_newton(data, np.ones(len(self.rankings)), ratings.LEAGUE_PRIOR, self.strength)
+        theta, hess = ratings._map_newton(data, np.ones(len(self.rankings)),  # type: ignore[arg-type]  # n, blocks
+                                          ratings.LEAGUE_PRIOR, self.strength)
         self.strength, self.cov = theta, np.linalg.inv(hess)
         return theta, self.cov
 

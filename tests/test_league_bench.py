@@ -32,8 +32,8 @@ def test_a_table_plays_a_duplicate_deal_set_whose_seat_luck_is_shared() -> None:
 
 def test_the_bench_fit_is_the_league_fit() -> None:
     f = Field.make(8, 4, 1.0, seed=2, deal_sd=0.5, stream="t")
-    for table in itertools.islice(itertools.cycle(itertools.combinations(range(8), 4)), 40):
-        f.play(table)
+    for combo in itertools.islice(itertools.cycle(itertools.combinations(range(8), 4)), 40):
+        f.play(combo)
     theta, cov = f.fit()
     names = [f"b{i}" for i in range(8)]
     entries = []

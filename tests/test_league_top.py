@@ -95,7 +95,7 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
     t = T(names(n), games=n * 4 * 9, top=3)  # 9 rounds of 4 tables x 4 seatings
     truth = np.linspace(3.0, -3.0, n)
     entries = fake_entries(t, 9, truth)  # type: ignore[arg-type]
-    size = schedule.games_per_round(t)  # type: ignore[arg-type]
+    size = schedule.games_per_round(t)
     seated = [{b for e in entries if e.index // size == r for b in e.seats} for r in range(9)]
     assert all(len(s) == n for s in seated[:lo.WARMUP])
     assert any(len(s) < n for s in seated[lo.WARMUP:])  # settled bots sat out
@@ -109,7 +109,7 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
     assert games["b02"] + games["b03"] > games["b14"] + games["b15"]  # the cut is played more than the bottom
     again = fake_entries(t, 9, truth)  # type: ignore[arg-type]
     assert [e.seats for e in again] == [e.seats for e in entries]
-    assert schedule.round_tables(t, 8, list(reversed(entries))) == schedule.round_tables(t, 8, entries)  # type: ignore[arg-type]
+    assert schedule.round_tables(t, 8, list(reversed(entries))) == schedule.round_tables(t, 8, entries)
     other = fake_entries(T(names(n), games=n * 4 * 9, top=5), 9, truth)  # type: ignore[arg-type]
     assert [e.seats for e in other] != [e.seats for e in entries]
 
@@ -146,7 +146,8 @@ def test_standings_show_the_chance_of_the_top_k_around_the_cut() -> None:
     chance = [r.top_pct for r in st.rows]
     assert all(c is not None and 0.0 <= c <= 1.0 for c in chance)
     assert abs(sum(c for c in chance if c is not None) - 4) < 1e-9
-    assert chance[0] > 0.9 and chance[-1] < 0.1
+    first, last = chance[0], chance[-1]
+    assert first is not None and last is not None and first > 0.9 and last < 0.1
     text = render_standings(st, "table")
     assert "Top 4%" in text
     assert "top_pct" in render_standings(st, "csv").splitlines()[0]

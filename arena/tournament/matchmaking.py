@@ -109,7 +109,7 @@ def adaptive_round(strength: np.ndarray, cov: np.ndarray, k: int, played: set[Ta
 
 
 def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndarray, np.ndarray] | None,
-                 games: Sequence[Table], byes: Sequence[int], top: int | None = None, order: bool = False,
+                 games: Sequence[Table], byes: Sequence[int], top: int | None = None, top_order: bool = False,
                  uneven: bool = False, idle: Sequence[int] | None = None) -> list[Table]:
     """Round ``r``'s tables of a ``swiss`` or ``adaptive`` league of ``n`` bots at ``k`` seats.
 
@@ -130,13 +130,13 @@ def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndar
         order = sorted(range(n), key=lambda b: (-float(strength[b]), b))
         return swiss_round(order, k, played, byes, rng)[0]
     if fmt == "adaptive" and (uneven or top is not None) and r >= league_objective.WARMUP:
-        played = [0] * n
+        counts = [0] * n
         for table in games:
             for b in table:
-                played[b] += 1
-        gen = league_objective.generator("arena-league-uneven", seed, r, top, order)
-        return league_objective.league_round(strength, cov, k, top, order, idle if idle is not None else byes,
-                                             played, gen, FLOOR)
+                counts[b] += 1
+        gen = league_objective.generator("arena-league-uneven", seed, r, top, top_order)
+        return league_objective.league_round(strength, cov, k, top, top_order, idle if idle is not None else byes,
+                                             counts, gen, FLOOR)
     if fmt == "adaptive":
         return adaptive_round(strength, cov, k, played, byes, rng)[0]
     raise ValueError(f"unknown league format {fmt!r}; expected swiss or adaptive")

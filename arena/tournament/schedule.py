@@ -426,7 +426,7 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
     idle = [next((i for i, s in enumerate(reversed(seated)) if b in s), r) for b in range(len(names))]
     fit = ratings.league_fit(prev, names) if prev else None
     chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes,
-                                      top=getattr(t, "top", None), order=bool(getattr(t, "top_order", False)),
+                                      top=getattr(t, "top", None), top_order=bool(getattr(t, "top_order", False)),
                                       idle=idle)
     return tuple(tuple(names[i] for i in table) for table in chosen)
 

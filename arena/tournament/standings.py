@@ -531,12 +531,13 @@ def top_cell(st: Standings, i: int) -> str:
     """The Top K% cell of row ``i``: shown around the cut (rows K and K + 1, and every row between the first
     and the last whose chance is between 1% and 99%), blank where the answer is settled."""
     chances = [r.top_pct for r in st.rows]
-    if st.top is None or chances[i] is None:
+    mine = chances[i]
+    if st.top is None or mine is None:
         return ""
     unsure = [j for j, p in enumerate(chances) if p is not None and 0.01 < p < 0.99]
     lo = min(unsure + [st.top - 1])
     hi = max(unsure + [min(st.top, len(st.rows) - 1)])
-    return f"{100 * chances[i]:.0f}%" if lo <= i <= hi else ""
+    return f"{100 * mine:.0f}%" if lo <= i <= hi else ""
 
 
 def _pair(margin: _Clustered, wld: list[int], set_sums: dict[tuple[int, int], float]) -> Pair | None:
