@@ -19,7 +19,9 @@ Ratings are ``arena.tournament.ratings.rate`` over every game of the ladder (the
 standings: 95% intervals, bounds, provisional marks); ``low``/``high`` are null where the rating is a
 bound.  Paths (``record``, ``log``) are relative to the ladder folder; ``log`` is the entrant's own
 bot's output (``entrants/NAME/vN/logs/``) or null.  Nothing here is secret: no key, no deal seed, no
-host path, no bot's command or environment, no other entrant's log.
+host path, no bot's command or environment, no other entrant's log.  Entrant-made text is in it as
+it came: a version's ``reason`` may quote its bot's own output (a check's FAIL line), and names are
+the entrants' choice within ``layout.NAME_RE``: a page escapes every string (``arena.untrusted``).
 """
 
 from __future__ import annotations
