@@ -13,6 +13,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -37,10 +38,14 @@ def bot_folder(where: Path) -> Path:
 
 
 def report(host: BotHost, peer) -> dict:
-    for line in host.log_path(peer).read_text(errors="replace").splitlines():
-        if line.startswith("HOSTILE "):
-            return json.loads(line[len("HOSTILE "):])
-    raise AssertionError(f"no report in {host.log_path(peer).read_text(errors='replace')[-2000:]}")
+    deadline = time.monotonic() + 15  # the bot's log copier is a process of its own: give it time
+    while True:
+        for line in host.log_path(peer).read_text(errors="replace").splitlines():
+            if line.startswith("HOSTILE "):
+                return json.loads(line[len("HOSTILE "):])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no report in {host.log_path(peer).read_text(errors='replace')[-2000:]}")
+        time.sleep(0.05)
 
 
 def compartment_uids(peer) -> set[int]:

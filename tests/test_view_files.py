@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,15 @@ sandboxed = pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox
 
 
 def report(log: Path) -> dict:
-    for line in log.read_text(errors="replace").splitlines():
-        if line.startswith("HOSTILE "):
-            return json.loads(line[len("HOSTILE "):])
-    raise AssertionError(f"no report in {log.read_text(errors='replace')[-2000:]}")
+    """The bot's report, once its copier has put it in the log (a process of its own: give it time)."""
+    deadline = time.monotonic() + 15
+    while True:
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("HOSTILE "):
+                return json.loads(line[len("HOSTILE "):])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no report in {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.05)
 
 
 def tournament_folder(tmp_path: Path) -> tuple[Path, Path]:

@@ -540,6 +540,7 @@ class BotProcess:
         from_bot_r, from_bot_w = os.pipe()
         log_r, log_w = os.pipe()
         self._copier: subprocess.Popen[bytes] | None = None
+        self._log_settled = False
         try:
             self._copier = _start_copier(log_r, log_path, self.cgroup, referee)
             if self.cgroup is not None:
@@ -613,7 +614,19 @@ class BotProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def settle_log(self, wait_s: float = 0.5) -> None:
+        """Once the compartment has ended, give its copier up to ``wait_s`` to copy the last of its
+        output (what a failure's reason quotes), unless a grandchild still holds the pipe open."""
+        copier = self._copier
+        if copier is not None and not self._log_settled and self.proc.poll() is not None:
+            self._log_settled = True  # once: a grandchild holding the pipe would make every call wait
+            try:
+                copier.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                pass
+
     def exit_description(self) -> str:
+        self.settle_log()
         if self.exit_note is not None:
             return self.exit_note
         code = self.proc.poll()
@@ -776,6 +789,7 @@ class BotProcess:
             return True
         if code is None or not (self.spec.limits.memory_mb or self.spec.limits.cpu_seconds or self.data is not None):
             return False
+        self.settle_log()
         tail = log_tail(self.log_path, lines=40, max_bytes=2000)
         return any(s in tail for s in ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory",
                                        "File too large"))

@@ -152,7 +152,8 @@ def main() -> int:
     out = sys.stdout
     out.write(json.dumps({"v": 1, "type": "hello", "name": f"solo-{mode}", "events": False}) + "\n")
     out.flush()
-    requests, wrote, held = 0, 0, []
+    requests, wrote = 0, 0
+    held: list[int] = []  # descriptors of deleted files, kept open all game
     mib = int(os.environ.get("SOLO_MIB", "64"))
     for line in sys.stdin:
         msg = json.loads(line)
