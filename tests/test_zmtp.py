@@ -160,3 +160,23 @@ def test_fuzz_any_framing_and_any_split_gives_the_same_messages(frames, data):
         got += z.feed(stream[last:cut])
         last = cut
     assert got == expected
+
+
+@pytest.mark.parametrize("bind, shown", [("tcp://localhost:0", "tcp://127.0.0.1:"), ("tcp://*:0", "tcp://0.0.0.0:"),
+                                         ("tcp://127.0.0.1:0", "tcp://127.0.0.1:")])
+def test_a_tcp_endpoint_is_bound_and_shown_with_its_port(bind, shown):
+    from arena.referee.gate import _listen
+
+    sock, endpoint, ipc = _listen(bind)
+    try:
+        assert endpoint.startswith(shown) and int(endpoint.rpartition(":")[2]) == sock.getsockname()[1] > 0
+        assert ipc is None
+    finally:
+        sock.close()
+
+
+def test_an_endpoint_of_another_transport_is_refused():
+    from arena.referee.gate import _listen
+
+    with pytest.raises(ValueError):
+        _listen("inproc://x")

@@ -517,8 +517,11 @@ def _listen(bind: str) -> tuple[socket.socket, str, str | None]:
     host = host.strip("[]")
     if host in ("*", ""):
         host = "0.0.0.0"
-    info = socket.getaddrinfo(host, int(port) if port not in ("*", "") else 0, type=socket.SOCK_STREAM,
-                              flags=socket.AI_PASSIVE)[0]
+    number = int(port) if port not in ("*", "") else 0
+    try:  # IPv4 first, as libzmq binds a name (a bot given "localhost" connects to 127.0.0.1)
+        info = socket.getaddrinfo(host, number, socket.AF_INET, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0]
+    except socket.gaierror:
+        info = socket.getaddrinfo(host, number, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     s = socket.socket(info[0], socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(info[4])
