@@ -28,7 +28,9 @@ watcher reads the kernel's counters (and, for the number of processes, subtracts
 sandbox's own tasks).  Where no cgroup can be made, the referee falls back to polling the process
 tree (memory as resident set size, CPU seconds, number of processes) and warns once.  CPU time is
 also capped per process with RLIMIT_CPU, and a bot with a data folder gets RLIMIT_FSIZE at its
-quota (``limits.data_mb``) plus the watcher's check of the folder's size.
+quota (``limits.data_mb``) plus the watcher's measure of the folder (``data_use``, through folder
+descriptors, at most DATA_ENTRIES entries; with the deleted files the compartment holds open), on
+each bot's own schedule.
 """
 
 from __future__ import annotations
