@@ -11,7 +11,8 @@ A ladder is one folder (``DIR``); every path a reader sees is relative to it::
     DIR/entrants/NAME/vN/bot/       version N's files as submitted (copied, read-only)
     DIR/entrants/NAME/vN/check.txt  the check-bot report of that submission (the entrant may read it)
     DIR/batches/NNNNNN/             one batch of games: a tournament results folder (tournament.toml,
-                                    secret.key, journal.jsonl, rounds.jsonl, records/, logs/)
+                                    secret.key, journal.jsonl, rounds.jsonl, records/, logs/; closed.txt
+                                    when a version stopped starting part way through it)
     DIR/final/                      the final's tournament results folder (arena ladder final)
     DIR/exports/                    what arena ladder export writes
 
