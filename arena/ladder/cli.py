@@ -187,3 +187,37 @@ def status(folder: Annotated[Path, typer.Argument(help="The ladder's folder.")])
         rating = "-" if row["rating"] is None else f"{row['rating']:.0f}"
         typer.echo(f"{row['rank']:>3}. {shown(row['entrant'])} v{row['version']}: {rating}, {row['games']} games, "
                    f"{row['status']}" + (" (provisional)" if row["provisional"] else ""))
+
+
+@ladder_app.command()
+def serve(
+    folder: Annotated[Path, typer.Argument(help="The ladder's folder.")],
+    listen: Annotated[str, typer.Option("--listen", metavar="HOST:PORT", help="Where to listen (0.0.0.0: every interface, with a warning; port 0: any free port).")] = "127.0.0.1:8000",
+) -> None:
+    """Serve the live leaderboard, entrants' pages and replays over HTTP, read-only, until Ctrl-C or SIGTERM."""
+    import signal
+
+    from arena.ladder.serve import ServeError, make_server, parse_listen
+
+    try:
+        host, port = parse_listen(listen)
+        server = make_server(folder, host, port)
+    except ServeError as e:
+        fail(str(e))
+    if host in ("0.0.0.0", "::", ""):
+        typer.echo(f"warning: listening on every interface ({listen}): anyone who can reach this machine sees the "
+                   "leaderboard, the entrants' pages and the replays", err=True)
+
+    def stop(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    bound_host, bound_port = server.server_address[:2]
+    shown_host = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    typer.echo(f"serving {folder} at http://{shown_host}:{bound_port}/ (read-only; Ctrl-C stops)", err=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
