@@ -301,3 +301,14 @@ def test_a_resumed_batch_whose_version_no_longer_starts_is_closed_not_retried_fo
     bob = layout.registry(root)["bob"][-1]
     assert bob["status"] == "suspended" and bob["reason"].startswith("did not start: it exited")
     assert stats.suspended == ["bob.v2"] and snapshot(root)["ladder"]["games"] == 25
+
+
+def test_a_submission_killed_during_its_check_is_refused_by_the_next_one(tmp_path: Path) -> None:
+    root = ladder(tmp_path, **{"check = true": "check = false"})
+    stale = {"version": 1, "submitted": "2026-01-01T00:00:00+00:00", "fingerprint": "", "status": "checking",
+             "reason": None, "command": "python3 bot.py", "transport": "zmq"}
+    layout.save_registry(root, {"alice": [stale]})
+    out = submit(root, bot_folder(tmp_path), "alice")
+    assert out.accepted and out.version == 2
+    versions = layout.registry(root)["alice"]
+    assert [(v["status"], v["reason"]) for v in versions] == [("refused", "the check was interrupted"), ("active", None)]

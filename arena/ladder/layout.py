@@ -43,9 +43,9 @@ EXPORTS = "exports"
 CHECK_FILE = "check.txt"
 STATES = ("open", "frozen", "final")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
-# a version's status: active (plays), retired (a newer version replaced it), suspended (failed in games),
-# refused (did not pass the check at the door: never played)
-STATUSES = ("active", "retired", "suspended", "refused")
+# a version's status: checking (at the door now), active (plays), retired (a newer version replaced it),
+# suspended (failed in games), refused (did not pass the check at the door: never played)
+STATUSES = ("checking", "active", "retired", "suspended", "refused")
 
 
 class LadderError(ValueError):

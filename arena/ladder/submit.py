@@ -70,6 +70,13 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+def _age_s(stamp: str | None) -> float:
+    try:
+        return (dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(stamp or "")).total_seconds()
+    except ValueError:
+        return float("inf")
+
+
 def _walk(src: Path, max_files: int, max_bytes: int) -> list[tuple[Path, bool]]:
     """(relative path, is a folder) of everything under ``src``; LadderError for anything refused."""
     out: list[tuple[Path, bool]] = []
@@ -220,6 +227,9 @@ def submit(root: Path, src: Path, name: str) -> Outcome:
     with locked(root):
         entrants = registry(root)
         versions = entrants.setdefault(name, [])
+        for v in versions:  # a submission killed during its check (kill -9) is refused, not left checking
+            if v["status"] == "checking" and _age_s(v.get("submitted")) > CHECK_TIMEOUT_S + 60:
+                v.update(status="refused", reason="the check was interrupted")
         version = len(versions) + 1
         vdir = version_dir(root, name, version)
         if vdir.exists():  # a copy an interrupted submission left: never entered, so replaced
