@@ -214,3 +214,36 @@ def test_inbox_freeze_final_and_export(tmp_path: Path) -> None:
     status = cli("status", root)
     assert status.returncode == 0 and status.stdout.startswith("cup: basic, 2 seats, final,"), status.stdout
     assert cli("run", root).stderr.startswith("error: the ladder is final")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.usefixtures("no_leaks")
+def test_sigterm_stops_the_ladder_cleanly_and_the_batch_goes_on_later(tmp_path: Path) -> None:
+    root = make_ladder(tmp_path, edits={"deal_sets = 1": "deal_sets = 3"})
+    for name in ("alice", "bob"):
+        enter(root, tmp_path, name)
+    proc = subprocess.Popen(CLI + ["run", str(root)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        journal = root / "batches" / "000001" / "journal.jsonl"
+        deadline = time.monotonic() + 200
+        while (not journal.exists() or not journal.read_bytes().count(b"\n")) and proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGTERM)  # the ladder's own process only: it stops its workers and bots
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    assert proc.returncode == 130, (out, err)
+    assert b"stopped: 0 batch(es)" in out and b"Traceback" not in err, (out, err)
+    assert not settle(), "bots outlived the stopped ladder"
+    folder = root / "batches" / "000001"
+    played = len(read(folder).entries)
+    assert 0 < played < schedule.total_games(read_resolved(folder))
+    got = cli("run", root, "--batches", "1")
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert sorted(e.index for e in read(folder).entries) == list(range(schedule.total_games(read_resolved(folder))))
