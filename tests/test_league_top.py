@@ -128,6 +128,23 @@ def test_top_keys_get_one_sentence_each(head: str, want: str) -> None:
     assert errors_of(head + BASE) == [want]
 
 
+def test_uneven_without_top_plays_the_whole_orders_contested_bots_more() -> None:
+    n = 24
+    strength = np.concatenate([np.linspace(6.0, 3.0, 4), np.linspace(0.3, -0.3, 16), np.linspace(-3.0, -6.0, 4)])
+    fit = (strength, np.eye(n) * 0.05)
+    tables = league_round("adaptive", n, 4, 1, lo.WARMUP, fit, [], [0] * n, uneven=True, idle=[0] * n)
+    seats = Counter(b for t in tables for b in t)
+    assert sum(seats.values()) == n and all(len(set(t)) == 4 for t in tables)
+    crowded = [seats[b] for b in range(4, 20)]
+    lonely = [seats[b] for b in (*range(4), *range(20, 24))]
+    assert min(crowded) >= 1 and max(lonely) == 0  # the far-apart ends are settled: they sit out
+    errors = errors_of('format = "swiss"\ngames = 10\nuneven = true\n' + BASE)
+    assert errors == ['uneven: only an adaptive league gives its seats unevenly; add format = "adaptive" '
+                      "or remove uneven"]
+    t, _ = validate_text('format = "adaptive"\ngames = 10\nuneven = true\n' + BASE, check_commands=False)
+    assert t is not None and t.uneven and t.top is None and t.to_toml_data()["uneven"] is True
+
+
 def test_top_is_kept_in_the_resolved_file() -> None:
     t, errors = validate_text('format = "adaptive"\ngames = 10\ntop = 2\ntop_order = true\n' + BASE,
                               check_commands=False)

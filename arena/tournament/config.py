@@ -148,6 +148,7 @@ class Tournament:
     games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
     top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
     top_order: bool = False             # with top: their order too, not only who they are
+    uneven: bool = False                # adaptive only: seats by how contested each bot is (implied by top)
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
     deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
@@ -184,6 +185,8 @@ class Tournament:
         if self.top is not None:
             out["top"] = self.top
             out["top_order"] = self.top_order
+        if self.uneven:
+            out["uneven"] = True
         out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,
@@ -383,7 +386,8 @@ def starter_toml() -> str:
 #              | swiss | adaptive: leagues for large fields, with games = N (the budget); rounds in which every
 #              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
 #              settled (adaptive); README, Leagues, says when to choose which
-#              adaptive with top = K: aims at the top K, contested bots play more (top_order = true: their order)
+#              adaptive with top = K: aims at the top K, contested bots play more (top_order = true: their order);
+#              uneven = true: the whole order's contested bots play more (README, Leagues)
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
@@ -489,7 +493,7 @@ def _key_str(path: tuple[Part, ...]) -> str:
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
              "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games", "deals", "deals_id",
-             "top", "top_order")
+             "top", "top_order", "uneven")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
 _EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
@@ -664,6 +668,10 @@ class _Checker:
         max_tables = self.integer(data, "max_tables", (), default=None, minimum=1)
         games = self.games(data, fmt, max_tables)
         top, top_order = self.top(data, fmt, bots)
+        uneven = self.boolean(data, "uneven", (), default=False)
+        if uneven and fmt != "adaptive":
+            self.err(("uneven",), 'only an adaptive league gives its seats unevenly; add format = "adaptive" '
+                                  "or remove uneven")
         if fmt == "gauntlet" and max_tables is not None and bots is not None and seats is not None:
             self.gauntlet_cap(max_tables, len(challengers), len(bots) - len(challengers), seats)
         twin_suits = self.twin_suits(data, rules)
@@ -702,6 +710,7 @@ class _Checker:
             games=games,
             top=top,
             top_order=bool(top_order),
+            uneven=bool(uneven) or top is not None,
             deals=deals,
             deal_key=deal_key,
         )

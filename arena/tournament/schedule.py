@@ -427,6 +427,7 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
     fit = ratings.league_fit(prev, names) if prev else None
     chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes,
                                       top=getattr(t, "top", None), top_order=bool(getattr(t, "top_order", False)),
+                                      uneven=bool(getattr(t, "uneven", False)),
                                       idle=idle)
     return tuple(tuple(names[i] for i in table) for table in chosen)
 
