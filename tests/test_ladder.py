@@ -312,3 +312,26 @@ def test_a_submission_killed_during_its_check_is_refused_by_the_next_one(tmp_pat
     assert out.accepted and out.version == 2
     versions = layout.registry(root)["alice"]
     assert [(v["status"], v["reason"]) for v in versions] == [("refused", "the check was interrupted"), ("active", None)]
+
+
+def test_a_run_killed_after_a_batch_s_last_game_does_its_bookkeeping_next_time(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.ladder import run as ladder_run
+
+    root = fake_ladder(tmp_path)
+    folder = ladder_run.new_batch(root, load(root), 3, [("alice.v1", "bob.v2")], layout.registry(root))
+    with Journal(folder, folder_key(folder) or b"") as j:
+        for i in range(4):  # the whole batch: one table, two deal-sets, two seatings
+            j.append(_entry(i, ["alice.v1", "bob.v2"], [1, 2], [{}, {"timeout": 1}]))
+    (folder / "logs" / "worker0").mkdir(parents=True)
+    (folder / "logs" / "worker0" / "bob.v2.log").write_text("bob's output in batch 3\n")
+    monkeypatch.setattr(pairing, "choose", lambda *a, **k: [])
+    before = (root / layout.HISTORY_FILE).read_text()
+    ladder_run.run_ladder(root, idle_exit=True)
+    lines = (root / layout.HISTORY_FILE).read_text()[len(before):].splitlines()
+    assert lines[0] == "" and json.loads(lines[1])["batch"] == "000003"  # after the torn line, on a line of its own
+    assert (root / "entrants" / "bob" / "v2" / "logs" / "000003.log").read_text() == "bob's output in batch 3\n"
+    bob = layout.registry(root)["bob"][-1]
+    assert bob["status"] == "suspended" and "4 games with a failure (the last: timeout)" in bob["reason"]
+    ladder_run.run_ladder(root, idle_exit=True)  # done once: not again
+    assert (root / layout.HISTORY_FILE).read_text().count('"batch":"000003"') == 1

@@ -15,7 +15,8 @@ One loop, one batch at a time (docs/ARCHITECTURE.md, "The ladder"):
    batch resumed after a kill keeps the games it has and is closed: ``closed.txt``), so a broken
    version never stalls the ladder; each version's own log of the batch is copied to
    ``entrants/NAME/vN/logs/NNNNNN.log`` (what the entrant may see); the ratings of every version
-   are appended to ``history.jsonl``.
+   are appended to ``history.jsonl``; that line marks the batch done, so a run killed between a
+   batch's last game and its line does this bookkeeping when it starts again.
 
 SIGINT and SIGTERM stop it cleanly (the runner stops its workers and their bots; the batch's
 journal holds every finished game); ``kill -9`` loses nothing either: the next run resumes the batch.
@@ -156,7 +157,7 @@ def _keep_logs(root: Path, folder: Path) -> None:
         if not logs:
             continue
         dest = version_dir(root, name, version) / "logs"
-        dest.mkdir(exist_ok=True)
+        dest.mkdir(parents=True, exist_ok=True)
         with open(dest / f"{folder.name}.log", "wb") as out:
             left = LOG_CAP
             for log in logs:
@@ -171,10 +172,36 @@ def _keep_logs(root: Path, folder: Path) -> None:
 def _history(root: Path, batch: str) -> None:
     ratings = rate([g.entry for g in ladder_games(root)])
     line = {"batch": batch, "ratings": {b: [r.games, round(r.rating, 1)] for b, r in sorted(ratings.items())}}
-    with open(root / HISTORY_FILE, "a", encoding="utf-8") as f:
-        f.write(json.dumps(line, separators=(",", ":")) + "\n")
+    path = root / HISTORY_FILE
+    torn = path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(("\n" if torn else "") + json.dumps(line, separators=(",", ":")) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def _in_history(root: Path) -> set[str]:
+    try:
+        lines = (root / HISTORY_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return set()
+    done = set()
+    for line in lines:
+        try:
+            done.add(str(json.loads(line)["batch"]))
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line
+    return done
+
+
+def _after_batch(root: Path, s: LadderSettings, folder: Path, stats: RunStats, say: Callable[[str], None]) -> None:
+    """A finished batch's bookkeeping: its logs, the suspensions, the history line (last: its mark of done)."""
+    _keep_logs(root, folder)
+    now = suspend(root, _failing(root, s))
+    if now:
+        say(f"suspended (failing in games): {', '.join(now)}")
+        stats.suspended = [*(stats.suspended or []), *now]
+    _history(root, folder.name)
 
 
 def _did_not_start(problems: list[str], bots: list[str]) -> dict[str, str]:
@@ -244,6 +271,9 @@ def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None
                         say(f"inbox: {_said(outcome)}")
                 folder = _unfinished(root)
                 resume = folder is not None
+                last = batch_dirs(root)[-1] if batch_dirs(root) else None
+                if folder is None and last is not None and last.name not in _in_history(root):
+                    _after_batch(root, s, last, stats, say)  # killed between its last game and this
                 if folder is None:
                     entrants = registry(root)
                     games = ladder_games(root)
@@ -269,12 +299,7 @@ def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None
                     stats.interrupted = True
                     break
                 stats.batches += 1
-                _keep_logs(root, folder)
-                now = suspend(root, _failing(root, s))
-                if now:
-                    say(f"suspended (failing in games): {', '.join(now)}")
-                    stats.suspended = [*(stats.suspended or []), *now]
-                _history(root, folder.name)
+                _after_batch(root, s, folder, stats, say)
                 say(f"batch {folder.name}: {played} game(s) played")
         except KeyboardInterrupt:
             stats.interrupted = True
