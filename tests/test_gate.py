@@ -246,3 +246,29 @@ def test_a_multipart_bomb_in_a_game_is_charged_oversized_not_a_crash(tmp_path, m
         assert not any("too big for its gate" in r for r in reasons), reasons  # libzmq's gate ran out of memory
     else:  # libzmq assembles the message whole first, and the gate may run out of memory: charged somehow
         assert kinds, result.failure_log
+
+
+def test_zmtp_gate_holds_at_most_64_connections(tmp_path, ctx, no_leaks):
+    from arena.referee.gate import MAX_CONNECTIONS
+
+    g = Gate(launch.GATE, f"ipc://{tmp_path}/g.sock")
+    socks = []
+    try:
+        for _ in range(MAX_CONNECTIONS + 6):
+            raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            raw.connect(g.endpoint[6:])  # blocking: waits while the gate's backlog is full
+            raw.settimeout(10)
+            socks.append(raw)
+        greeted = 0
+        for raw in socks:
+            greeted += raw.recv(64)[:1] == b"\xff"  # the others are closed at once: end of file
+        assert greeted == MAX_CONNECTIONS
+        for raw in socks[:10]:
+            raw.close()
+        s = dealer(ctx, g.endpoint)  # room again once some have gone
+        s.send(b"in")
+        assert g.lines_until(b"in")[-1] == b"in"
+    finally:
+        for raw in socks:
+            raw.close()
+        g.stop()
