@@ -23,17 +23,20 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import pytest
 
 from arena.integrity import make_key, read_key
 from arena.ladder import layout, serve
+from arena.ladder.run import _batch_tournament
 from arena.ladder.serve import make_server
-from arena.ladder.settings import starter_text
+from arena.ladder.settings import load, starter_text
 from arena.ladder.snapshot import snapshot
+from arena.tournament.config import write_resolved
 from arena.tournament.journal import Journal, JournalEntry
 from tests.conftest import ROOT
 
@@ -60,6 +63,9 @@ def add_game(root: Path, batch: int, i: int, seats: list[str], placings: list[in
     """One finished game: its record written, then its journal line (as the runner does)."""
     folder = root / "batches" / f"{batch:06d}"
     (folder / "records").mkdir(parents=True, exist_ok=True)
+    if not (folder / "tournament.toml").exists():  # the batch's resolved tournament, as the ladder writes it
+        t = _batch_tournament(root, load(root), batch, [("alice.v1", "bob.v2")], layout.registry(root))
+        write_resolved(replace(t, games=200), folder)
     key = read_key(folder / "secret.key") if (folder / "secret.key").exists() else make_key(folder)
     shutil.copyfile(GOLDEN, folder / "records" / f"g{i:06d}.jsonl")
     with Journal(folder, key) as j:
@@ -73,11 +79,11 @@ def fake_ladder(tmp_path: Path, games: int = 6) -> Path:
     (root / layout.LADDER_FILE).write_text(starter_text("cup", "basic", 2), encoding="utf-8")
     layout.save_registry(root, {"alice": [version(1)],
                                 "bob": [version(1, "retired", "replaced by version 2"), version(2)]})
-    add_game(root, 1, 0, ["alice.v1", "bob.v1"], [1, 2], [{}, {"crash": 1}])
+    add_game(root, 1, 0, ["alice.v1", "bob.v2"], [1, 2], [{}, {"crash": 1}])
     for i in range(1, games):
         add_game(root, 1, i, ["alice.v1", "bob.v2"], [1, 2] if i % 3 else [2, 1])
-    for who, text in (("alice", ALICE_LOG), ("bob", BOB_LOG)):
-        logs = root / "entrants" / who / "v1" / "logs"
+    for who, text in (("alice/v1", ALICE_LOG), ("bob/v2", BOB_LOG)):
+        logs = root / "entrants" / who / "logs"
         logs.mkdir(parents=True)
         (logs / "000001.log").write_text(text + "\n")
     (root / "history.jsonl").write_text('{"batch":"000001","ratings":{"alice.v1":[3,1550.0],"bob.v2":[2,1450.0]}}\n'
@@ -114,8 +120,11 @@ def raw(base: str, path: str, method: str = "GET", body: bytes | None = None) ->
         conn.close()
 
 
-def links(html: bytes) -> list[str]:
-    return sorted(set(re.findall(r'(?:href|src)="(/[^"]*)"', html.decode())))
+def links(page: str, html: bytes) -> list[str]:
+    """The page's links on this server (relative ones resolved), with the replays its games' data names."""
+    text = html.decode()
+    found = re.findall(r'(?:href|src)="([^"#:]+)"', text) + re.findall(r'"href":"([^"]+)"', text)
+    return sorted({urljoin(page, f) for f in found})
 
 
 def crawl(base: str) -> dict[str, bytes]:
@@ -132,7 +141,7 @@ def crawl(base: str) -> dict[str, bytes]:
         if path.startswith("/entrant/"):
             todo.append("/api" + path)
         if path.endswith(".html") or not path.startswith(("/api/", "/assets/")):
-            todo.extend(links(body))
+            todo.extend(links(path, body))
     return seen
 
 
@@ -190,18 +199,26 @@ def test_path_traversal_and_links_out_are_refused(tmp_path: Path) -> None:
     root = fake_ladder(tmp_path)
     outside = tmp_path / "outside"
     (outside / "records").mkdir(parents=True)
-    shutil.copyfile(GOLDEN, outside / "records" / "g000001.jsonl")
+    lines = GOLDEN.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0]) | {"planted": "OUTSIDE-THE-LADDER"}
+    (outside / "records" / "g000006.jsonl").write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    # journaled records whose deal-sets are complete, but: a record that is a link out of the ladder,
+    # a batch whose records folder is a link out, and a final folder that is a link out
     records = root / "batches" / "000001" / "records"
-    # a journaled record that is a link to another entrant's log, and a final folder that is a link out
-    (records / "g000006.jsonl").unlink(missing_ok=True)
     add_game(root, 1, 6, ["alice.v1", "bob.v2"], [1, 2])
+    add_game(root, 1, 7, ["bob.v2", "alice.v1"], [1, 2])
     (records / "g000006.jsonl").unlink()
-    (records / "g000006.jsonl").symlink_to(root / "entrants" / "alice" / "v1" / "logs" / "000001.log")
+    (records / "g000006.jsonl").symlink_to(outside / "records" / "g000006.jsonl")
+    add_game(root, 3, 6, ["alice.v1", "bob.v2"], [1, 2])
+    add_game(root, 3, 7, ["bob.v2", "alice.v1"], [1, 2])
+    shutil.rmtree(root / "batches" / "000003" / "records")
+    (root / "batches" / "000003" / "records").symlink_to(outside / "records")
     (root / "final").symlink_to(outside)
     with serving(root) as base:
         assert raw(base, "/game/batches/000001/records/g000001.jsonl")[0] == 200
         for path in ("/game/batches/000001/records/g000006.jsonl",
-                     "/game/final/records/g000001.jsonl",
+                     "/game/batches/000003/records/g000006.jsonl",
+                     "/game/final/records/g000006.jsonl",
                      "/game/batches/000001/records/../secret.key",
                      "/game/batches/000001/records/%2e%2e/secret.key",
                      "/game/batches/000001/secret.key",
@@ -214,7 +231,7 @@ def test_path_traversal_and_links_out_are_refused(tmp_path: Path) -> None:
                      "/entrants/alice/v1/logs/000001.log"):
             status, _h, body = raw(base, path)
             assert status == 404, path
-            assert ALICE_LOG.encode() not in body and b"ORGANISER" not in body
+            assert ALICE_LOG.encode() not in body and b"ORGANISER" not in body and b"OUTSIDE" not in body
 
 
 def test_nothing_secret_is_in_any_response(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,9 +248,11 @@ def test_nothing_secret_is_in_any_response(tmp_path: Path, monkeypatch: pytest.M
     with serving(root, forged) as base:
         pages = crawl(base)
     assert {"/", "/api/snapshot", "/entrant/alice", "/entrant/bob", "/api/entrant/bob", "/assets/ladder.js",
-            "/game/batches/000001/records/g000001.jsonl", "/assets/viewer.js"} <= set(pages)
+            "/game/batches/000001/records/g000001.jsonl", "/assets/viewer.js", "/report/",
+            "/report/batches/000001/report.html", "/report/batches/000001/report/games/g000001.html",
+            "/report/batches/000001/report/viewer.js"} <= set(pages)
     secrets = [ALICE_LOG, "ORGANISER-KEY", HOST_SECRET, str(tmp_path), str(root.resolve()), key.hex(),
-               "entrants/alice/v1/logs", "entrants/bob/v1/logs", "secret.key", '"command"']
+               "entrants/alice/v1/logs", "entrants/bob/v2/logs", "secret.key", '"command"', "python3 "]
     for path, body in pages.items():
         text = body.decode("utf-8", "replace")
         for s in secrets:
@@ -397,7 +416,9 @@ def test_two_browser_pages_follow_the_ladder_without_a_reload(tmp_path: Path) ->
                 assert tab.evaluate("window.__loaded_once") == 42  # the same page: never reloaded
             assert "provisional" in board.locator("#board").inner_text()
             # a replay opens in the viewer without a CSP violation or a script error
-            bob.click("#recent tbody tr:first-child a")
+            # the new game's twin is not played yet: no replay link for it; the one before has one
+            assert bob.locator("#recent tbody tr:first-child td").nth(3).inner_text() == "-"
+            bob.click("#recent tbody tr:nth-child(2) a")
             bob.wait_for_selector("#seats .seat", timeout=20000)
             bob.screenshot(path=str(tmp_path / "replay.png"))
             board.screenshot(path=str(tmp_path / "board.png"), full_page=True)

@@ -8,6 +8,8 @@ routes, never a file path taken from the request:
 - ``/game/REL`` the replay viewer of a game record (the same page as ``arena view``), REL a record of a
   batch or of the final that its journal lists, once every seating of its deal-set is journaled (a
   replay shows every hand, and the set's twins are dealt the same cards);
+- ``/report/`` the reports (``arena.report``) of the final and of each batch, written on demand to a
+  private folder of the server's own (``serve_report``);
 - ``/assets/NAME`` the pages' fixed scripts and styles.
 
 Files under DIR are read only through ``serve_files`` (no ``..``, no link followed).  The snapshot is
@@ -34,6 +36,7 @@ import msgspec
 
 from arena.ladder import serve_pages
 from arena.ladder.serve_files import MAX_RECORD, RECORD_RE, read_under
+from arena.ladder.serve_report import Reports
 from arena.record_check import RecordError
 from arena.report.folderdata import complete_sets, seatings_per_set
 from arena.report.gamedata import page_data
@@ -155,9 +158,14 @@ class LadderServer(ThreadingHTTPServer):
         self.snapshots = Snapshots(root, read)
         self.released = Released(root)
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.reports = Reports(root)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.reports.close()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.slots.acquire(blocking=False):
@@ -251,7 +259,7 @@ class Handler(BaseHTTPRequestHandler):
         for prefix, api in (("/entrant/", False), ("/api/entrant/", True)):
             if path.startswith(prefix):
                 snap, _ = self.server.snapshots.get()
-                view = serve_pages.entrant_view(self.server.root, snap, path[len(prefix):])
+                view = serve_pages.entrant_view(self.server.root, snap, path[len(prefix):], self.server.released.allows)
                 if view is None:
                     break
                 return (200, js, json.dumps(view).encode()) if api else (200, html, serve_pages.entrant_page(view).encode())
@@ -263,6 +271,10 @@ class Handler(BaseHTTPRequestHandler):
                     return 200, html, page.encode()
         if path == "/favicon.ico":
             return 204, "image/x-icon", b""  # none: a browser asks, and a 404 would be its console's error
+        if path == "/report" or path.startswith("/report/"):
+            got = self.server.reports.get(path[len("/report"):].lstrip("/"))
+            if got is not None:
+                return 200, got[0], got[1]
         if path.startswith("/assets/"):
             asset = serve_pages.ASSETS.get(path[len("/assets/"):])
             if asset is not None:

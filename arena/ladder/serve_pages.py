@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,11 @@ def _chart(versions: list[dict[str, Any]]) -> str:
     return charts.history_chart({"games": games, "bots": {name: [p.get(g) for g in games] for name, p in points.items()}})
 
 
-def entrant_view(root: Path, snap: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """One entrant's page data (None: no such entrant): versions, chart, recent games with their replay links,
-    failures with the tail of this entrant's own log (a log path that is not its own is never read)."""
+def entrant_view(root: Path, snap: dict[str, Any], name: str,
+                 released: Callable[[str], bool] = lambda rel: True) -> dict[str, Any] | None:
+    """One entrant's page data (None: no such entrant): versions, chart, recent games with their replay links
+    (a game whose deal-set is not complete has none yet: ``released``), failures with the tail of this
+    entrant's own log (a log path that is not its own is never read)."""
     person = snap["entrants"].get(name)
     if person is None:
         return None
@@ -90,7 +93,7 @@ def entrant_view(root: Path, snap: dict[str, Any], name: str) -> dict[str, Any] 
     recent = []
     for g in person["recent_games"]:
         rec = g.get("record")
-        replay = f"/game/{rec}" if isinstance(rec, str) and RECORD_RE.fullmatch(rec) else None
+        replay = f"/game/{rec}" if isinstance(rec, str) and RECORD_RE.fullmatch(rec) and released(rec) else None
         recent.append({"game": g["game"], "placings": g["placings"], "finished": g["finished"], "replay": replay})
     versions = [{k: v.get(k) for k in ("version", "submitted", "fingerprint", "status", "reason", "games")}
                 for v in person["versions"]]
@@ -104,6 +107,10 @@ def board_page(view: dict[str, Any]) -> str:
 
 def entrant_page(view: dict[str, Any]) -> str:
     return _env().get_template("ladder_entrant.html").render(v=view)
+
+
+def reports_page(keys: list[str]) -> str:
+    return _env().get_template("ladder_reports.html").render(keys=keys)
 
 
 def message_page(status: int, text: str) -> str:
