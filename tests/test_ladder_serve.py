@@ -422,6 +422,10 @@ def test_two_browser_pages_follow_the_ladder_without_a_reload(tmp_path: Path) ->
             bob.wait_for_selector("#seats .seat", timeout=20000)
             bob.screenshot(path=str(tmp_path / "replay.png"))
             board.screenshot(path=str(tmp_path / "board.png"), full_page=True)
+            # the reports: the batch's report runs its script under the page's CSP (its games table is drawn)
+            board.click("nav a")
+            board.click("#reports a >> text=batch 000001")
+            board.wait_for_selector("#games-table tbody tr", timeout=20000)
         finally:
             browser.close()
     assert not errors, errors
