@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.referee import sandbox
+from arena.referee import datafolder, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
@@ -199,7 +199,7 @@ def test_a_hard_link_or_a_mount_in_a_data_folder_is_not_handed_to_the_bot(tmp_pa
     bot = folders(tmp_path)
     secret = private_file(tmp_path / "private" / "secret.txt")
     data = tmp_path / "data"
-    data.mkdir()
+    os.close(datafolder.open_folder(tmp_path, ["data"]))  # made by the arena: only what is in it is refused
     os.link(secret, data / "book.bin")  # the organiser's file under a second name
     mounted = data / "mnt"
     try:
@@ -281,3 +281,61 @@ def test_no_system_folder_or_top_folder_is_a_data_folder_and_nothing_is_made_the
     assert datafolder.collision(Path("/tmp/somewhere/data"), []) is None
     assert datafolder.names("./a//b/") == ["a", "b"]
     assert datafolder.path_problem("a/./b") is None and datafolder.path_problem("a/../b") is not None
+
+
+def test_validate_refuses_an_existing_folder_of_the_organisers_as_data_with_its_key(tmp_path):
+    """``.git/hooks`` (a dot-named part), an earlier results folder (its secret.key) and any
+    non-empty folder the arena did not make are refused at validate, each with its key."""
+    folders(tmp_path)
+    private_file(tmp_path / ".git" / "hooks" / "pre-commit.sample")
+    private_file(tmp_path / "results-2025" / "secret.key")
+    private_file(tmp_path / "notes" / "plan.txt")
+    expected = {'".git/hooks"': "do not start with '.'", '"results-2025"': "'secret.key'",
+                '"notes"': "was not made by the arena"}
+    for data, words in expected.items():
+        (tmp_path / "t.toml").write_text(TOURNAMENT.format(data=f"data = {data}\n", other=""))
+        done = arena("validate", "t.toml", cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert words in errors_by_key(done.stderr).get("bots[0].data", ""), done.stderr
+    (tmp_path / "t.toml").write_text(TOURNAMENT.format(data='data = "empty"\n', other=""))
+    (tmp_path / "empty").mkdir()
+    assert arena("validate", "t.toml", cwd=tmp_path).returncode == 0
+
+
+@needs_sandbox
+def test_an_existing_folder_of_the_organisers_is_never_given_to_a_bot_and_the_arenas_own_is_kept(tmp_path):
+    """Reaching the referee without validate: a non-empty folder the arena did not make (hooks) and an
+    old results folder are refused at the start, nothing in them handed over or written; a folder
+    the arena made is taken again on the next start (the bot's files kept), and as root a file of
+    the organiser's put into it stops the hand-over instead of becoming the bot's."""
+    bot = folders(tmp_path)
+    hook = private_file(tmp_path / "repo" / "hooks" / "post-commit")
+    key = private_file(tmp_path / "old" / "secret.key")
+    fresh = tmp_path / "fresh"
+    spec = BotSpec(name="h", command="python3 hostile.py host_powers", cwd="bot")
+    with BotHost(TC, tmp_path / "logs") as host:
+        tries = [host.add(spec, cwd=bot, data=hook.parent),
+                 host.add(BotSpec(name="h2", command=spec.command, cwd="bot"), cwd=bot, data=key.parent)]
+        started = [host.start(p) for p in tries]
+        honest = host.add(BotSpec(name="ok", command=spec.command, cwd="bot"), cwd=bot, data=fresh)
+        assert host.start(honest), honest.problem
+        assert report(host, honest)["data"] == "done: written"
+    assert started == [False, False]
+    assert "not made by the arena" in tries[0].problem[1], tries[0].problem
+    assert "'secret.key'" in tries[1].problem[1], tries[1].problem
+    for f in (hook, key):
+        st = f.stat()
+        assert (st.st_uid, stat.S_IMODE(st.st_mode), f.read_text()) == (os.geteuid(), 0o600, "the organiser's")
+        assert sorted(os.listdir(f.parent)) == [f.name], "the bot wrote into the organiser's folder"
+    with BotHost(TC, tmp_path / "logs2") as host:  # the arena's own folder, with the bot's file in it
+        again = host.add(BotSpec(name="ok", command=spec.command, cwd="bot"), cwd=bot, data=fresh)
+        assert host.start(again), again.problem
+        assert report(host, again)["data"] == "done: written"
+    if os.geteuid() != 0:
+        return
+    planted = private_file(fresh / "organisers.txt")
+    with BotHost(TC, tmp_path / "logs3") as host:
+        third = host.add(BotSpec(name="ok", command=spec.command, cwd="bot"), cwd=bot, data=fresh)
+        assert not host.start(third)
+    assert "organisers.txt" in third.problem[1] and "belongs to uid 0" in third.problem[1], third.problem
+    assert planted.stat().st_uid == 0 and stat.S_IMODE(planted.stat().st_mode) == 0o600

@@ -11,6 +11,12 @@ what it knows, since a tournament could reach it another way).
 ``O_NOFOLLOW``, making what is missing, never leaving the anchor's file system; the sandbox binds
 the descriptor it returns (``bwrap --bind-fd``), so a folder swapped for a link after the check
 cannot redirect the bind.
+
+What the folder *is* matters as much as where it lies: ``claim`` accepts it only when the arena
+made it (it marks every data folder it makes or takes: an xattr, ``trusted.`` as root so no bot
+can forge it, ``user.`` otherwise, a ``.arena-data`` file where xattrs are missing) or when it is
+empty, and never when it holds a results folder's ``secret.key``/``journal.jsonl``: an organiser's
+existing folder (``.git/hooks``, an old results folder) is never given to a bot, root or not.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -41,6 +48,10 @@ def path_problem(relative: str) -> str | None:
         return f"expected a folder path inside the tournament's folder, without '..', got {relative!r}"
     if not names(relative):
         return f"expected a folder inside the tournament's folder, not that folder itself, got {relative!r}"
+    dotted = next((n for n in names(relative) if n.startswith(".")), None)
+    if dotted is not None:
+        return (f"expected folder names that do not start with '.', got {dotted!r} in {relative!r} "
+                "(.git, .ssh, .local and the like hold tools' settings, never a bot's)")
     return None
 
 
@@ -114,15 +125,82 @@ def collision(folder: Path, forbidden: Iterable[tuple[str, Path]], own: Iterable
     return None
 
 
+MARK_FILE = ".arena-data"  # only where the file system has no extended attributes
+RESULTS_FILES = ("secret.key", "journal.jsonl")  # a results folder's: never a bot's data
+
+
+def _mark_name() -> str:
+    return "trusted.arena.data" if os.geteuid() == 0 else "user.arena.data"
+
+
+def marked(fd: int) -> bool:
+    """Whether the folder open as ``fd`` is one the arena made or took as a data folder."""
+    try:
+        return os.getxattr(fd, _mark_name()) == b"1"
+    except OSError as e:
+        if e.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EPERM):
+            raise
+    try:
+        return stat.S_ISREG(os.stat(MARK_FILE, dir_fd=fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _mark(fd: int) -> None:
+    try:
+        os.setxattr(fd, _mark_name(), b"1")
+    except OSError as e:
+        if e.errno not in (errno.ENOTSUP, errno.EPERM):
+            raise
+        os.close(os.open(MARK_FILE, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444, dir_fd=fd))
+
+
+def claim_problem(fd: int) -> str | None:
+    """Why the folder open as ``fd`` may not be a bot's data folder, as the end of a sentence, or
+    None: not made by the arena and not empty, or holding a results folder's files."""
+    entries = os.listdir(fd)
+    held = next((n for n in RESULTS_FILES if n in entries), None)
+    if held is not None:
+        return f"holds {held!r} (a results folder's); a bot's data folder is a folder of its own"
+    if entries and not marked(fd):
+        shown = ", ".join(repr(n) for n in sorted(entries)[:3])
+        return (f"already holds files ({shown}) and was not made by the arena as a data folder; name a new "
+                "or empty folder (the arena makes it and gives it to the bot)")
+    return None
+
+
+def claim(fd: int, where: Path) -> None:
+    """Accept the folder open as ``fd`` (at ``where``) as a data folder and mark it, or
+    DataFolderError saying why not (``claim_problem``)."""
+    why = claim_problem(fd)
+    if why is not None:
+        raise DataFolderError(f"the bot's data folder {str(where)!r} {why}")
+    if not marked(fd):
+        _mark(fd)
+
+
+def existing_problem(folder: Path) -> str | None:
+    """``claim_problem`` for ``folder`` if it exists (None when it is missing or not a folder:
+    other checks say so), read without following a link at its end."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return claim_problem(fd)
+    finally:
+        os.close(fd)
+
+
 class DataFolderError(ValueError):
     """A data folder that cannot be opened safely (a link, not a folder, another file system)."""
 
 
-def open_folder(anchor: Path, parts: Sequence[str]) -> int:
+def open_folder(anchor: Path, parts: Sequence[str], take: bool = True) -> int:
     """A descriptor of ``anchor/parts...``: each name opened with ``O_NOFOLLOW`` below the previous
     one and made when missing (0755 on the way, so the seat's user may pass; the folder itself 0700),
     on ``anchor``'s file system only; DataFolderError naming the path when a part is a link, not a
-    folder, or a mount."""
+    folder, or a mount, or (``take``) when the folder is not one ``claim`` accepts."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     fd = os.open(anchor, flags)
     device = os.fstat(fd).st_dev
@@ -147,6 +225,8 @@ def open_folder(anchor: Path, parts: Sequence[str]) -> int:
             if os.fstat(fd).st_dev != device:
                 raise DataFolderError(f"the bot's data folder {str(here)!r} is on another file system (a mount) "
                                       f"than {str(anchor)!r}; expected a plain folder")
+        if take:
+            claim(fd, here)
     except BaseException:
         os.close(fd)
         raise

@@ -26,6 +26,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.referee.datafolder import MARK_FILE
+
 RANGE = (1_900_000_000, 1_999_999_999)  # documented in SECURITY.md; above every distribution's and subuid default
 LEASES = Path("/run/arena-identities")
 _held: dict[str, Identity] = {}
@@ -192,8 +194,19 @@ def hand_over(folder: int, who: Identity, shown: str = "the data folder") -> Non
 
     Links are not followed (a link itself becomes ``who``'s, never its target); a folder on another
     file system (a mount) or a file with a second name elsewhere (a hard link not ``who``'s) stops
-    it with ValueError (chown there would give the bot that file)."""
+    it with ValueError (chown there would give the bot that file), and so does anything owned by
+    neither an arena seat identity (``id_range``) nor, for the folder itself, the arena (which made
+    it): the organiser's files are never given away, whatever folder they are in."""
     device = os.fstat(folder).st_dev
+    first, last = id_range()
+
+    def seats(uid: int) -> bool:
+        return uid == who.uid or first <= uid <= last
+
+    top = os.fstat(folder)
+    if not (seats(top.st_uid) or top.st_uid == os.geteuid()):
+        raise ValueError(f"the bot's data folder cannot be handed over to its user: {shown!r} belongs to uid "
+                         f"{top.st_uid}, not to the arena nor to a bot; name a new folder (the arena makes it)")
     os.fchown(folder, who.uid, who.gid)
     os.fchmod(folder, 0o700)
     for here, dirs, files, dir_fd in os.fwalk(".", dir_fd=folder, follow_symlinks=False):
@@ -209,6 +222,12 @@ def hand_over(folder: int, who: Identity, shown: str = "the data folder") -> Non
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and st.st_uid != who.uid:
                 raise ValueError(f"the bot's data folder cannot be handed over to its user: {where!r} is a hard "
                                  "link (the same file has another name elsewhere); remove it")
+            if here == "." and name == MARK_FILE and not seats(st.st_uid):
+                continue  # the arena's mark (where there are no xattrs): stays the arena's
+            if not seats(st.st_uid):
+                raise ValueError(f"the bot's data folder cannot be handed over to its user: {where!r} belongs to "
+                                 f"uid {st.st_uid}, not to a bot (the organiser's files are never given to a bot); "
+                                 "remove it or name a new folder")
             if st.st_uid != who.uid or st.st_gid != who.gid:
                 try:
                     os.chown(name, who.uid, who.gid, dir_fd=dir_fd, follow_symlinks=False)

@@ -983,7 +983,8 @@ class _Checker:
                     forbidden.append((f"bots[{j}].cwd, the folder of {other.name}", other.workdir(base_dir)))
                 if j != i and (theirs := other.datadir(base_dir)) is not None:
                     forbidden.append((f"bots[{j}].data, the data folder of {other.name}", theirs))
-            why = datafolder.collision(folder, forbidden + programs, own=[b.workdir(base_dir)], memo=memo)
+            why = datafolder.collision(folder, forbidden + programs, own=[b.workdir(base_dir)], memo=memo) \
+                or datafolder.existing_problem(folder)  # what it is: an organiser's folder is never a bot's
             if why is not None:
                 self.err(("bots", i, "data"), f"expected a folder of the bot's own; {b.data!r} {why}")
 
