@@ -13,7 +13,8 @@ routes, never a file path taken from the request:
 - ``/assets/NAME`` the pages' fixed scripts and styles.
 
 Files under DIR are read only through ``serve_files`` (no ``..``, no link followed).  The snapshot is
-recomputed at most every ``SNAPSHOT_TTL`` seconds whatever the number of readers; a connection may
+recomputed at most every ``SNAPSHOT_TTL`` seconds whatever the number of readers, who meanwhile get the
+one before; a connection may
 hold a thread ``TIMEOUT_S`` seconds at most between bytes, at most ``MAX_CONNECTIONS`` are served at
 once, and a request line or header over ``MAX_LINE`` bytes is refused.
 """
@@ -64,24 +65,32 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 class Snapshots:
-    """The ladder's snapshot, recomputed at most every ``ttl`` seconds (one reader recomputes, the rest wait)."""
+    """The ladder's snapshot, recomputed at most every ``ttl`` seconds by one reader at a time; the others get the
+    one before meanwhile (a reader waits only for the very first), so a slow fit never queues the pages."""
 
     def __init__(self, root: Path, read: Snapshotter, ttl: float = SNAPSHOT_TTL) -> None:
         self.root, self.read, self.ttl = root, read, ttl
         self.lock = threading.Lock()
         self.at = -1e9
-        self.data: dict[str, Any] = {}
-        self.board = b""
+        self.current: tuple[dict[str, Any], bytes] | None = None
         self.computed = 0
 
     def get(self) -> tuple[dict[str, Any], bytes]:
-        with self.lock:
-            if time.monotonic() - self.at >= self.ttl:
+        current = self.current
+        if current is not None and time.monotonic() - self.at < self.ttl:
+            return current
+        if not self.lock.acquire(blocking=current is None):
+            assert current is not None
+            return current  # another reader is computing the next one
+        try:
+            if self.current is None or time.monotonic() - self.at >= self.ttl:
                 data = self.read(self.root)
-                self.data, self.board = data, json.dumps(serve_pages.board_view(data)).encode()
+                self.current = (data, json.dumps(serve_pages.board_view(data)).encode())
                 self.at = time.monotonic()
                 self.computed += 1
-            return self.data, self.board
+            return self.current
+        finally:
+            self.lock.release()
 
 
 class Released:
