@@ -580,6 +580,8 @@ class BotProcess:
     def violation(self) -> str | None:
         """The limit the bot went over (a sentence), set by the watcher when it killed the bot; once
         the compartment has ended, also what the kernel enforced (an OOM kill, a refused fork)."""
+        if self.proc.poll() is not None:
+            self.settle_log()  # the reason that follows quotes the bot's last output
         if self._violation is None and not self._settled and self.proc.poll() is not None:
             self._settled = True  # read once: the counters are final, and the groups go at kill()
             self._violation = (self.cgroup.violation() if self.cgroup is not None else None) or self._over_data()
