@@ -281,6 +281,24 @@ def test_a_huge_request_line_is_refused(tmp_path: Path) -> None:
         assert raw(base, "/")[0] == 200  # and the server goes on
 
 
+def test_an_idle_connection_is_closed_and_others_are_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    root = fake_ladder(tmp_path, games=2)
+    monkeypatch.setattr(serve.Handler, "timeout", 0.3)
+    with serving(root) as base:
+        host, port = base.removeprefix("http://").split(":")
+        idle = socket.create_connection((host, int(port)), timeout=10)
+        try:
+            idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a request never finished
+            assert raw(base, "/")[0] == 200  # meanwhile another is answered
+            start = time.monotonic()
+            assert idle.recv(1024) == b""  # the server closed it
+            assert time.monotonic() - start < 5
+        finally:
+            idle.close()
+
+
 def test_a_hostile_entrant_name_is_shown_escaped(tmp_path: Path) -> None:
     root = fake_ladder(tmp_path, games=2)
     entrants = layout.registry(root)
