@@ -21,6 +21,7 @@ NAME`` or dropped in ``DIR/inbox/NAME/`` (taken by ``arena ladder run`` once it 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import os
 import re
@@ -106,6 +107,29 @@ def _walk(src: Path, max_files: int, max_bytes: int) -> list[tuple[Path, bool]]:
     return out
 
 
+def _open_below(src: Path, rel: Path) -> int:
+    """``src/rel`` opened one name at a time, each with ``O_NOFOLLOW`` (folders ``O_DIRECTORY``): a
+    folder swapped for a link after the walk is refused, never followed (root would copy its target)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(src, flags | os.O_DIRECTORY)
+        for name in rel.parts[:-1]:
+            try:
+                child = os.open(name, flags | os.O_DIRECTORY, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = child
+        try:
+            return os.open(rel.parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise LadderError(f"{rel} in the submitted folder changed to a link while it was copied; submit "
+                              "plain files and folders only") from None
+        raise
+
+
 def _copy(src: Path, items: list[tuple[Path, bool]], dest: Path) -> None:
     dest.mkdir(parents=True)
     for rel, is_dir in items:
@@ -113,11 +137,12 @@ def _copy(src: Path, items: list[tuple[Path, bool]], dest: Path) -> None:
             (dest / rel).mkdir()
     for rel, is_dir in items:
         if not is_dir:
-            # O_NOFOLLOW: a file swapped for a link after the walk is refused, not followed
-            fd = os.open(src / rel, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = _open_below(src, rel)
             with os.fdopen(fd, "rb") as fin, open(dest / rel, "wb") as fout:
+                mode = os.fstat(fin.fileno()).st_mode
+                if not stat.S_ISREG(mode):
+                    raise LadderError(f"{rel} in the submitted folder changed while it was copied; submit it again")
                 shutil.copyfileobj(fin, fout)
-            mode = os.stat(src / rel, follow_symlinks=False).st_mode
             os.chmod(dest / rel, 0o555 if mode & stat.S_IXUSR else 0o444)
     for rel, is_dir in sorted(items, key=lambda x: -len(x[0].parts)):
         if is_dir:
@@ -236,6 +261,9 @@ def submit(root: Path, src: Path, name: str) -> Outcome:
             _remove(vdir)
         try:
             _copy(src, items, vdir / "bot")
+        except LadderError:
+            _remove(vdir)
+            raise
         except OSError as e:
             _remove(vdir)
             raise LadderError(f"cannot copy the submitted folder: {e.filename}: {e.strerror}") from None
