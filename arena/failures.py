@@ -87,7 +87,7 @@ assert set(FAILURE_KINDS) == set(get_args(Kind)) and len(FAILURE_KINDS) == len(T
 assert all(row.told is None or row.told in ERROR_KINDS for row in TABLE)
 
 
-def row(kind: str) -> FailureKind:
+def row(kind: Kind) -> FailureKind:
     """The row of ``kind`` (KeyError for a kind that is not in the table)."""
     return KINDS[kind]
 

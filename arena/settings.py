@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.failures import FAILURE_KINDS as FAILURE_KINDS  # re-exported: the kinds are declared in arena.failures
-from arena.failures import KINDS, Policy
+from arena.failures import KINDS, Kind, Policy
 from arena.failures import POLICIES as POLICIES
 
 BUNDLED_BOT_MODULES: dict[str, str] = {"random": "sample_bots.random", "greedy": "sample_bots.greedy",
@@ -304,7 +304,7 @@ class FailurePolicy:
     resource: Policy = KINDS["resource"].default
     strikes: int = 3
 
-    def policy(self, kind: str) -> Policy:
+    def policy(self, kind: Kind) -> Policy:
         """The policy for ``kind`` (KeyError for a kind not in ``arena.failures.TABLE``)."""
         if kind not in KINDS:
             raise KeyError(kind)

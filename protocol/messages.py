@@ -401,7 +401,7 @@ class MessageError(ValueError):
         self,
         reason: str,
         *,
-        kind: str = "malformed",
+        kind: Literal["malformed", "oversized"] = "malformed",
         shape: bool = False,
         type: str | None = None,
         game: str | None = None,

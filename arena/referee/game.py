@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.failures import Kind
 from arena.failures import row as failure_row
 from arena.referee import wire
 from arena.referee.channel import Closed, Notice, Oversized
@@ -259,7 +260,7 @@ class Referee:
         request's seq) and may replace it, e.g. with ``Failed(self.reject(...))``.  Returns it as is."""
         return outcome
 
-    def reject(self, st: SeatState, kind: str, reason: str, seq: int | None = None) -> str:
+    def reject(self, st: SeatState, kind: Kind, reason: str, seq: int | None = None) -> str:
         """Treat the request as failed with ``kind``: recorded, told to the bot, the policy's outcome returned."""
         return self._fail(st, kind, reason, seq=seq)
 
@@ -418,7 +419,7 @@ class Referee:
             return self._overflowed(st, last.arg, while_)
         if proc is not None and proc.violation is not None:
             return self._fail(st, "resource", f"the bot {proc.violation}{while_}")
-        kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
+        kind: Kind = "resource" if proc is not None and proc.died_of_limits() else "crash"
         return self._fail(st, kind, f"the bot {self._exit(st.peer)}{while_}")
 
     def _left(self, st: SeatState, reason: str) -> str:
@@ -471,7 +472,7 @@ class Referee:
             self._log_failure(st, "stale", reason, "dropped")
             self.host.send_error(st.peer, "stale", f"dropped: {reason}", retry=False, game=self.game_id, seq=seq)
 
-    def _log_failure(self, st: SeatState, kind: str, reason: str, action: str, final: bool = False) -> None:
+    def _log_failure(self, st: SeatState, kind: Kind, reason: str, action: str, final: bool = False) -> None:
         """Write a failure entry, unless this seat already has MAX_RECORDED_FAILURES in this game (its
         failures are still counted in ``failures`` and the policy still applies); the ``final`` one,
         after which the seat asks nothing more (forfeit, or gone), is always written: one more at most."""
@@ -490,7 +491,7 @@ class Referee:
         self.failure_log.append(entry)
         self.on_entry(entry)
 
-    def _fail(self, st: SeatState, kind: str, reason: str, seq: int | None = None, startup: bool = False) -> str:
+    def _fail(self, st: SeatState, kind: Kind, reason: str, seq: int | None = None, startup: bool = False) -> str:
         """Record a failure and apply the policy: returns "retry", "default" or "forfeit"."""
         reason = clipped(reason, REASON_CHARS)  # as recorded, told to the bot and given to the forfeit
         st.failures[kind] += 1

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from arena.failures import Kind
 from arena.referee import wire
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
 from arena.referee.launch import BotProcess, launch, log_path, log_tail, private_folder
@@ -80,7 +81,7 @@ class Peer:
     process: BotProcess | None = None
     hello: Hello | None = None
     starts: int = 0
-    problem: tuple[str, str] | None = None  # (failure kind, reason) of the last failed start
+    problem: tuple[Kind, str] | None = None  # (failure kind, reason) of the last failed start
     seq: int = 0
     endpoint: str | None = None  # where its gate listens
     data: Path | None = None  # the bot's writable folder, kept between its games
@@ -232,12 +233,12 @@ class BotHost:
             self._private_dir = private_folder()
         return self._private_dir
 
-    def _exit_problem(self, peer: Peer) -> tuple[str, str]:
+    def _exit_problem(self, peer: Peer) -> tuple[Kind, str]:
         assert peer.process is not None
-        kind = "resource" if peer.process.died_of_limits() else "crash"
+        kind: Kind = "resource" if peer.process.died_of_limits() else "crash"
         return kind, f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}"
 
-    def _not_a_message(self, peer: Peer, data: bytes) -> tuple[str, str]:
+    def _not_a_message(self, peer: Peer, data: bytes) -> tuple[Kind, str]:
         """A stdio bot printed a line that is no message before its hello (print-debugging, most often):
         shown, and logged, at once rather than after the whole start clock."""
         shown = data[:STRAY_LINE_BYTES].decode("utf-8", "replace").rstrip()
