@@ -21,6 +21,7 @@ import json
 import math
 import random
 import statistics
+from typing import Any
 
 from arena.ladder import pairing
 from arena.tournament.journal import JournalEntry
@@ -37,7 +38,7 @@ def placed_after(points: list[tuple[int, float]], target: float, within: float =
     return at
 
 
-def one_run(seed: int, batches: int) -> list[dict[str, float | int | None]]:
+def one_run(seed: int, batches: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     truth = {f"e{i:02d}.v1": 1200 + 600 * i / 19 for i in range(20)}
     active = sorted(truth)
@@ -75,7 +76,7 @@ def one_run(seed: int, batches: int) -> list[dict[str, float | int | None]]:
                 history.setdefault(bot, []).append((r.games, r.rating))
                 shifted.setdefault(bot, []).append((r.games, truth[bot] - mean_truth + 1500.0))
     final = rate(entries)
-    out = []
+    out: list[dict[str, Any]] = []
     for bot in new:
         points = history.get(bot, [])
         true_target = shifted[bot][-1][1] if bot in shifted else math.nan
@@ -94,8 +95,8 @@ def main() -> None:
     a = ap.parse_args()
     rows = [row for seed in range(1, a.runs + 1) for row in one_run(seed, a.batches)]
 
-    def summary(key: str) -> dict[str, float | int | None]:
-        got = [int(r[key]) for r in rows if r[key] is not None]  # type: ignore[call-overload]
+    def summary(key: str) -> dict[str, Any]:
+        got = [int(r[key]) for r in rows if r[key] is not None]
         return {"versions": len(rows), "placed": len(got),
                 "median_games": statistics.median(got) if got else None,
                 "p90_games": sorted(got)[int(0.9 * (len(got) - 1))] if got else None}
