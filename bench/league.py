@@ -110,6 +110,29 @@ def describe(budgets: list[int], err: dict[str, np.ndarray], oracle: str, boots:
     return out
 
 
+def analytic_oracle(n: int, k: int, sd: float, seed: int, top: int, last: int) -> dict[str, float]:
+    """The oracle's need as a share of the subset's ``last`` games in the normal approximation alone (the
+    expected misordered pairs of ``league_oracle``, no games played): the issue's yardstick."""
+    from scipy.optimize import brentq
+
+    from arena.tournament.schedule import balanced_subset
+
+    truth = league_sim.Field.make(n, k, sd, seed, DEAL_SD, "analytic").truth
+    subset = np.array(balanced_subset(n, k, last // k, seed))
+    even = np.full(len(subset), 1.0 / len(subset))
+    out = {}
+    for objective in ("tau", "top"):
+        cand, w = league_oracle.design(truth, k, objective, top, DESIGN_GAMES[objective])
+        target = league_oracle.expected_error(truth, subset, even, last, objective, top)
+        def gap(g: float, cand: np.ndarray = cand, w: np.ndarray = w, objective: str = objective,
+                target: float = target) -> float:
+            return league_oracle.expected_error(truth, cand, w, g, objective, top) - target
+
+        need = brentq(gap, 10.0, 4.0 * last)
+        out[objective] = float(need) / last
+    return out
+
+
 def _task(args: tuple[str, int, int, float, int, list[int], int, float]) -> tuple[list[float], list[float]]:
     fmt, n, k, sd, seed, budgets, top, deal_sd = args
     designs = cand = None
