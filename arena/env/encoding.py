@@ -99,52 +99,64 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
 def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
     """The observation tensor (float32, ``SIZE``) and action mask (int8, ``ACTIONS``) of a decision."""
     obs, rules = decision.observation, decision.rules
-    x = np.zeros(SIZE, dtype=np.float32)
-    mask = np.zeros(ACTIONS, dtype=np.int8)
-    x[HAND:HAND + CARDS] = np.bincount(obs.hand, minlength=CARDS)
+    # Every count entry (the card blocks and the plays' cards and flags) is one index in ``idx``,
+    # counted by a single bincount: far cheaper than one numpy store per card.
+    idx = list(obs.hand)
     if obs.drawn is not None:
-        x[DRAWN + obs.drawn] = 1.0
+        idx.append(DRAWN + obs.drawn)
     if obs.discard:
-        x[TOP + obs.discard[-1]] = 1.0
-        x[PILE:PILE + CARDS] = np.bincount(obs.discard, minlength=CARDS)
-    on_table = [c for m in obs.melds for c in m.cards]
-    if on_table:
-        x[TABLE:TABLE + CARDS] = np.bincount(on_table, minlength=CARDS)
+        idx.append(TOP + obs.discard[-1])
+        idx += [PILE + c for c in obs.discard]
+    for m in obs.melds:
+        idx += [TABLE + c for c in m.cards]
+    mine = obs.current == obs.seat
+    plays = decision.plays if mine and obs.phase == "play" else []
+    sizes: list[float] = []
+    hand = len(obs.hand)
+    for k, p in enumerate(plays):
+        base = PLAYS + k * PLAY_FEATURES
+        gone = 0
+        for a in p.actions:
+            if isinstance(a, Swap):
+                idx.append(base + a.card)
+                gone += 1
+            else:
+                idx += [base + c for c in a.cards]
+                gone += len(a.cards)
+        if p.discard is not None:
+            idx.append(base + CARDS + p.discard)
+            gone += 1
+        flags = base + 2 * CARDS
+        if gone == hand:
+            idx.append(flags)
+        if k == 0:
+            idx.append(flags + 2)
+        idx.append(flags + 3)
+        sizes.append(len(p.actions) / 4)
+    x = np.bincount(idx, minlength=SIZE).astype(np.float32)
+    if plays:
+        x[PLAYS + 2 * CARDS + 1:PLAYS + len(plays) * PLAY_FEATURES:PLAY_FEATURES] = sizes
     me = obs.seat
-    x[SCALAR:SEATS] = (
+    scalars: list[float] = [
         obs.phase == "draw", obs.phase == "play", obs.took_discard, obs.opened[me], obs.opening_requirement / 100,
         obs.must_go_out_to_meld, obs.played_before, obs.stock_size / 100, obs.deal / 10, obs.turn / 100,
         obs.rebuilds, DISCARD in obs.legal_draws,
-    )
+    ]
     n = len(obs.hand_sizes)
     target = max(rules.target, 1)
     for k in range(min(n, MAX_SEATS)):
         s = (me + k) % n  # relative seats: 0 is the observing seat, then clockwise
-        base = SEATS + k * SEAT_FEATURES
-        x[base:base + SEAT_FEATURES] = (1.0, obs.in_game[s], obs.hand_sizes[s] / 20, obs.totals[s] / target,
-                                        obs.opened[s], obs.current == s)
-    np.clip(x[SCALAR:PLAYS], -BOUND, BOUND, out=x[SCALAR:PLAYS])  # totals / a tiny target could pass it
-    if obs.current != me:
+        total = min(max(obs.totals[s] / target, -BOUND), BOUND)  # a tiny target could pass the bound
+        scalars += (1.0, obs.in_game[s], obs.hand_sizes[s] / 20, total, obs.opened[s], obs.current == s)
+    x[SCALAR:SCALAR + len(scalars)] = scalars
+    mask = np.zeros(ACTIONS, dtype=np.int8)
+    if not mine:
         return x, mask  # not this seat's decision: nothing allowed
     if obs.phase == "draw":
         mask[DRAW_STOCK] = STOCK in obs.legal_draws
         mask[DRAW_DISCARD] = DISCARD in obs.legal_draws
-        return x, mask
-    for k, p in enumerate(decision.plays):
-        base = PLAYS + k * PLAY_FEATURES
-        placed: list[int] = []
-        for a in p.actions:
-            if isinstance(a, Swap):
-                placed.append(a.card)
-            else:
-                placed.extend(a.cards)
-        for c in placed:
-            x[base + c] += 1.0
-        if p.discard is not None:
-            x[base + CARDS + p.discard] = 1.0
-        gone = len(placed) + (p.discard is not None)
-        x[base + 2 * CARDS:base + PLAY_FEATURES] = (gone == len(obs.hand), len(p.actions) / 4, k == 0, 1.0)
-        mask[2 + k] = 1
+    else:
+        mask[2:2 + len(plays)] = 1
     return x, mask
 
 
