@@ -641,6 +641,10 @@ class _Checker:
         elif name is not None and not name.isprintable():  # it is printed: no escape code, newline or bidi override
             self.err(("name",), f"expected a name without control characters (it is printed), got {name!r}")
             name = None
+        elif name is not None and (not name or name.startswith(".")):  # '..' would make results/.. the results
+            self.err(("name",), f"expected a name that does not start with '.' (it names the results folder), "
+                                f"got {name!r}")
+            name = None
         base = data.get("base_dir", _MISSING)
         if base is _MISSING:
             base_dir = file_dir
@@ -694,6 +698,9 @@ class _Checker:
         history = self.history(data, bots, seats, deal_sets)
         executor = self.executor(data)
         deals, deal_key = self.deals(data, base_dir)
+        if output is not None and (why := self.output_overlap(base_dir / output, base_dir)) is not None:
+            self.err(("output",), why)
+            output = None
         if bots is not None and output is not None:
             self.data_collisions(bots, base_dir, base_dir / output, deals)
 
@@ -957,6 +964,20 @@ class _Checker:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))
         return tuple(out) if len(self.errors) == before else None
+
+    def output_overlap(self, output: Path, base_dir: Path) -> str | None:
+        """Why ``output`` may not be the results folder (it is or holds the tournament's folder or
+        file: the run makes it private and writes over what is there), or None."""
+        for what, path in (("the tournament's folder", base_dir),
+                           *([("the tournament file", Path(os.path.abspath(self.file)))] if self.file else [])):
+            how = datafolder.relation(output, path)
+            if what == "the tournament file" and path.name == RESOLVED_FILE and how == "holds" \
+                    and os.path.abspath(path.parent) == os.path.abspath(output):
+                continue  # the results folder's own resolved copy (read_resolved)
+            if how in ("is", "holds"):
+                return (f"expected a results folder of its own; {str(output)!r} {how} {what} {str(path)!r} "
+                        "(the run would make it private and write over its files)")
+        return None
 
     def data_collisions(self, bots: tuple[BotSpec, ...], base_dir: Path, output: Path, deals: str | None) -> None:
         """Each bot's ``data`` against what else the tournament names: no results folder, tournament
