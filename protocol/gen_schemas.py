@@ -1,7 +1,7 @@
 """Generate the JSON Schemas in ``protocol/schemas/`` from the message types.
 
 Run ``python -m protocol.gen_schemas`` after changing ``messages.py`` and commit
-the result; ``tests/test_protocol_schemas.py`` fails when the files drift.
+the result; ``tests/protocol/test_protocol_schemas.py`` fails when the files drift.
 
 Files: one per message (``hello.json`` ... ``shutdown.json``, named by
 ``type``), ``bot_message.json`` and ``referee_message.json`` (any message of

@@ -1,4 +1,4 @@
-"""The shell examples of a Markdown document, as a user would type them (for tests/test_doc_examples.py).
+"""The shell examples of a Markdown document, as a user would type them (for tests/cli/test_doc_examples.py).
 
 An example is a command of a fenced ``sh`` block (every line is a command; a line ending in ``\\``
 continues; a here-document runs to its end marker), or a ``$ `` line of any fenced block, whose

@@ -398,7 +398,7 @@ def test_fifty_concurrent_page_loads_while_games_land(tmp_path: Path) -> None:
 def test_two_browser_pages_follow_the_ladder_without_a_reload(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.test_report_browser import ARGS, CHROMIUM
+    from tests.report.test_report_browser import ARGS, CHROMIUM
 
     root = fake_ladder(tmp_path)
     errors: list[str] = []

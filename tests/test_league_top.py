@@ -14,7 +14,7 @@ from arena.tournament import schedule
 from arena.tournament.config import validate_text
 from arena.tournament.matchmaking import league_round
 from arena.tournament.standings import _standings, render_standings, top_cell
-from tests.test_league import BASE, errors_of, fake_entries, names
+from tests.tournament.test_league import BASE, errors_of, fake_entries, names
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def suit_asymmetry(rules: RuleSet) -> str | None:
     """Why relabelling the suits of a deal might not give the same game under ``rules``, or None.
 
     None means: every legal action maps to a legal action with the same effect
-    and every score is unchanged (``tests/test_suit_symmetry.py`` checks it for
+    and every score is unchanged (``tests/rules/test_suit_symmetry.py`` checks it for
     every preset).  A sentence names the option and the rule otherwise:
 
     - an option not in ``SUIT_FREE_OPTIONS`` (a new option must be shown to

@@ -12,7 +12,7 @@ least as high as the one seen)`` rises with ``mu``; the estimate is the ``mu`` w
 "The Design and Analysis of Sequential Clinical Trials", ch. 5).  The walk is approximated by a
 Brownian motion with the boundaries moved out by ``RHO`` to account for the overshoot of a
 discretely watched walk (Siegmund's correction), whose exit probabilities have the image series
-below.  ``bench/ab_test.py`` and ``tests/test_poststop.py`` measure the coverage on simulated matches.
+below.  ``bench/ab_test.py`` and ``tests/tournament/test_poststop.py`` measure the coverage on simulated matches.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ handful of pairs (two pairs won 2-0 are not yet proof of anything).  Empty
 counts are regularized to 1e-3, as fastchess does, so the root always exists.
 
 The test stops with H1 at ``LLR >= log((1 - beta) / alpha)`` and with H0 at
-``LLR <= log(beta / (1 - alpha))``.  ``tests/test_sprt.py`` checks on simulated
+``LLR <= log(beta / (1 - alpha))``.  ``tests/tournament/test_sprt.py`` checks on simulated
 pairs of known strength that it accepts H1 at most ``alpha`` of the time when
 H0 is true, and about ``1 - beta`` of the time when H1 is.
 

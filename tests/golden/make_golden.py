@@ -3,7 +3,7 @@
 Run once (from the project root): ``python tests/golden/make_golden.py``.
 Each ``tests/golden/<preset>.jsonl`` holds the record header on its first
 line (``arena.rules.record.header_of``) and then every log entry of the game,
-one per line.  ``tests/test_golden.py`` replays them with
+one per line.  ``tests/rules/test_golden.py`` replays them with
 ``arena.rules.record.replay``; a change to the engine that alters any rule
 outcome makes that replay fail.  Regenerate only when a rule change is
 intended, and say so in the commit.

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import MISBEHAVE, arena_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def arena(*args: str, **kw) -> subprocess.CompletedProcess:

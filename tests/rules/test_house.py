@@ -16,7 +16,7 @@ from arena.rules.game import Game, Phase
 from arena.rules.options import resolve
 from arena.settings import BUNDLED_BOT_MODULES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _play(rules, players, seed, house, decisions, on_decision=None):

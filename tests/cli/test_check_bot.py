@@ -32,7 +32,7 @@ from tests.conftest import run_game
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("no_leaks")]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 JS_BOT = f"node {ROOT / 'sample_bots' / 'js' / 'bot.js'}"
 MINIMAL = f"node {ROOT / 'sample_bots' / 'stdio' / 'minimal.js'}"
 BROKEN = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'broken.py'}"

@@ -16,7 +16,7 @@ from arena.rules.game import Game
 from arena.rules.log import DrawEntry, ForfeitEntry, PlayEntry, entry_from_data
 from arena.rules.record import Header
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 def _replay(*args: str) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import typer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def arena(*args: str, cwd: Path = ROOT, **kw) -> subprocess.CompletedProcess:

@@ -67,7 +67,7 @@ from protocol.messages import Action
 from tests.engine_helpers import entry_at
 from tests.oracles import compose, inverse
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "arena.cli"]
 KEY = bytes(range(32))
 

@@ -14,7 +14,7 @@ import pytest
 from arena.env import single_agent
 from sample_bots.linear_env import LinearPolicy, train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _agreement_with_greedy(policy: LinearPolicy, games: int = 4) -> float:

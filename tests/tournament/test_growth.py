@@ -15,7 +15,7 @@ from arena.tournament.growth import Generation
 from arena.tournament.schedule import game_at, iter_games, total_games
 
 KEY = bytes(range(32))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

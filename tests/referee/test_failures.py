@@ -14,7 +14,7 @@ from arena.failures import FAILURE_KINDS, GONE, POLICIES, RESTART_AFTER, TABLE, 
 from arena.settings import FailurePolicy
 from protocol.messages import ERROR_KINDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_failure_policy_has_one_field_per_row_with_its_default():

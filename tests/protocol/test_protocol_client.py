@@ -22,7 +22,7 @@ import protocol
 from protocol import messages as m
 from protocol.client import BotError, endpoint_and_token
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WAIT_MS = 10_000
 
 TEST_BOT = textwrap.dedent(

@@ -16,7 +16,7 @@ from arena.referee.checks import OUTPUT_LIMIT, output
 from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.tournament import standings
 from arena.tournament.config import Tournament, validate_text
-from tests.test_standings_truth import folder_of
+from tests.helpers import folder_of
 
 
 def test_different_bot_names_never_share_a_log_file(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from arena.rules.log import entry_from_data
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, ReplayError, replay
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 def load(preset: str) -> tuple[Header, list[dict[str, Any]]]:

@@ -14,7 +14,7 @@ import pytest
 
 from arena.rules.presets import PRESETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("variants", "meld", "simulate", "play", "replay", "run", "standings", "validate", "init", "check-bot")
 
 

@@ -17,7 +17,7 @@ from arena.human import commands
 from arena.human.screen import View, render, sort_hand
 from protocol.messages import Observation, TableMeld
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_moves_are_short_and_forgiving():

@@ -15,7 +15,7 @@ from arena.tournament.journal import JournalEntry
 from arena.tournament.progress import RunView, bar_line, game_line
 from tests.conftest import MISBEHAVE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _entry(**kw) -> JournalEntry:

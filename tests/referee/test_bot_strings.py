@@ -78,7 +78,7 @@ def test_a_tournaments_listen_without_a_host_is_loopback(tmp_path):
 
     from arena.tournament.config import load
     from arena.tournament.remote_seats import seats
-    from tests.test_remote_tournament import tournament
+    from tests.tournament.test_remote_tournament import tournament
 
     t = load(tournament(tmp_path, 5))
     key = os.urandom(32)
@@ -192,7 +192,7 @@ def test_arena_validate_says_the_key_and_exits_2(tmp_path):
 def test_an_error_sentence_quoting_entrants_names_stays_one_safe_line(tmp_path):
     import subprocess
 
-    from tests.test_standings_truth import by_name, folder_of
+    from tests.helpers import by_name, folder_of
 
     names = ["esc\x1b[2J\x1b]8;;evil.example\x07", "nl\n[9/9] game 9: forged"]
     folder = folder_of(tmp_path, [json.dumps(n)[1:-1] for n in names], 2, 1, by_name(names))

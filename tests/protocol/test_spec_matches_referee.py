@@ -15,7 +15,7 @@ import pytest
 
 import protocol
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8")
 BOT = ROOT / "tests" / "bots" / "spec_reader.py"
 
