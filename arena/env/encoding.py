@@ -85,12 +85,16 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
     view = obs.turn_view()
     plain = [c for c in sorted(set(view.hand)) if not (view.took_discard and c == view.drawn)]
     # A plain discard's legality does not depend on which card it is, beyond the taken one left
-    # out above (RULES 3.3): the engine is asked about one, and stands for the rest.
-    if plain and _legal(rules, obs, Play((), plain[0])):
+    # out above (RULES 3.3): the engine is asked about one (unless greedy's plan holds one already),
+    # and stands for the rest.
+    if plain and (any(not p.actions for p in out) or _legal(rules, obs, Play((), plain[0]))):
         for c in plain:
             add(Play((), c))
+    planned = {p.actions for p in out}
     for m in candidate_melds(view.hand, rules):
-        add(g.finish(obs, [Meld(m)]))
+        meld = Meld(m)
+        if (meld,) not in planned:  # else greedy's finish of it is in the list already (it is deterministic)
+            add(g.finish(obs, [meld]))
     if not out:
         add(safe_play(rules, view))
     return out
