@@ -42,14 +42,16 @@ class Level:
     samples: int  # sampled deals per decision at most (each move is rolled out in each)
     budget_s: float  # CPU seconds per decision at most
     moves: int  # the candidates searched (the rest, after greedy's first ones, are left out)
+    # how many standard errors a move must beat greedy's by: with several moves tried on few
+    # samples, a one-error bar lets noise through often enough to play worse than greedy
+    z: float = 2.0
 
 
 LEVELS: dict[str, Level] = {
-    "easy": Level(samples=8, budget_s=0.05, moves=3),
-    "medium": Level(samples=24, budget_s=0.2, moves=6),
-    "hard": Level(samples=64, budget_s=0.8, moves=10),
+    "easy": Level(samples=16, budget_s=0.08, moves=3),
+    "medium": Level(samples=48, budget_s=0.25, moves=6),
+    "hard": Level(samples=160, budget_s=0.8, moves=10),
 }
-Z = 1.0  # how many standard errors a move must beat greedy's by
 MAX_ROLLOUT = 400  # engine steps of one rollout before it is scored as it stands
 
 
@@ -127,8 +129,9 @@ class HousePolicy:
         for k in range(1, n):
             mean = diff[k] / samples
             se = math.sqrt(max(diff_sq[k] / samples - mean * mean, 0.0) / (samples - 1))
-            if mean - Z * se > best_score:
-                best, best_score = k, mean - Z * se
+            low = mean - self.level.z * se
+            if low > best_score:
+                best, best_score = k, low
         return moves[best]
 
     def _check(self) -> None:

@@ -1,0 +1,98 @@
+"""House bot strength, in process: each level against greedy on duplicate deals, the margin test's estimate.
+
+Each deal seed is played twice, once with the house level in each seat and greedy in the
+others (seats swapped, the same cards): the pair's difference is the house seat's deal
+margin (its deal score minus the mean of the others', the way that wins) summed over the
+two seatings, so the deal's luck cancels.  The estimate and its naive 95% interval are the
+margin test's (``arena.tournament.sprt.margin_estimate``, what ``arena match`` reports),
+here per deal rather than per game: a game is several deals, so a per-deal edge is a
+larger one per game.  The levels take turns deal by deal, so a stopped run has measured
+all of them on the same deals.  The house bot's CPU budget per decision binds exactly as in
+a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match
+--time-ms 2*CAP`` would.  Much cheaper than ``arena match`` (no processes, one deal, not a
+game), so it can reach an interval narrow enough to rank the levels on this machine.
+
+Usage: ``python bench/house_strength.py [--variant basic] [--seats 2] [--pairs 40] [--minutes 20]
+[--levels easy,medium,hard] [--budget-cap S] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from arena.house import HousePolicy
+from arena.policies import GreedyPolicy, Policy
+from arena.rules.game import Game, Phase
+from arena.rules.options import resolve
+from arena.tournament.sprt import margin_estimate
+
+
+def deal_margin(variant: str, seats: int, seed: int, level: str, house_seat: int, cap_s: float) -> float:
+    """One deal with the house level at ``house_seat`` and greedy elsewhere: the house seat's margin."""
+    rules = resolve(variant, None)
+    house = HousePolicy(rules, seed, level)
+    house.cap_s = cap_s
+    greedy = GreedyPolicy(rules)
+    policies: list[Policy] = [house if s == house_seat else greedy for s in range(seats)]
+    g = Game(rules, seats, seed)
+    while not g.over and g.deal_no == 1:
+        p, o = policies[g.current], g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            g.draw(p.draw(o))
+        else:
+            g.play(p.play(o))
+    scores = g.deal_scores[0]
+    others = [scores[s] for s in range(seats) if s != house_seat]
+    m = scores[house_seat] - sum(others) / len(others)
+    return -m if rules.scoring == "penalty" else float(m)
+
+
+def run(variant: str, seats: int, pairs: int, minutes: float, levels: list[str], cap_s: float,
+        quiet: bool = False) -> dict[str, Any]:
+    diffs: dict[str, list[float]] = {lv: [] for lv in levels}
+    cpu: dict[str, float] = dict.fromkeys(levels, 0.0)
+    stop = time.monotonic() + 60 * minutes
+    for seed in range(pairs):
+        if time.monotonic() > stop:
+            break
+        for lv in levels:
+            t = time.process_time()
+            d = sum(deal_margin(variant, seats, seed, lv, s, cap_s) for s in range(seats))
+            cpu[lv] += time.process_time() - t
+            diffs[lv].append(d)
+        if not quiet:
+            print(f"pair {seed + 1}: " + "  ".join(f"{lv} {diffs[lv][-1]:+.0f}" for lv in levels), flush=True)
+    out: dict[str, Any] = {"variant": variant, "seats": seats, "levels": {}}
+    for lv in levels:
+        e = margin_estimate(diffs[lv])
+        out["levels"][lv] = {"pairs": e.pairs, "nelo": e.nelo, "low": e.low, "high": e.high,
+                             "mean_diff": e.mean_diff, "cpu_s_per_pair": cpu[lv] / max(e.pairs, 1)}
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", default="basic")
+    ap.add_argument("--seats", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=40, help="duplicate deal pairs at most (the bound)")
+    ap.add_argument("--minutes", type=float, default=20.0, help="start no pair after this many minutes")
+    ap.add_argument("--levels", default="easy,medium,hard")
+    ap.add_argument("--budget-cap", type=float, default=float("inf"), help="CPU seconds a decision may take at most")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    res = run(a.variant, a.seats, a.pairs, a.minutes, a.levels.split(","), a.budget_cap, quiet=a.json)
+    if a.json:
+        print(json.dumps(res, indent=2))
+    else:
+        for lv, r in res["levels"].items():
+            iv = f"{r['low']:+.0f} to {r['high']:+.0f}" if r["low"] is not None else "n/a"
+            print(f"house-{lv} vs greedy, {a.variant} {a.seats} seats: {r['nelo']:+.0f} nElo per deal "
+                  f"(95% {iv}, {r['pairs']} pairs, mean margin {r['mean_diff']:+.1f}, "
+                  f"{r['cpu_s_per_pair']:.1f} CPU s a pair)")
