@@ -212,8 +212,8 @@ def serve(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    bound_host, bound_port = server.server_address[:2]
-    shown_host = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     typer.echo(f"serving {folder} at http://{shown_host}:{bound_port}/ (read-only; Ctrl-C stops)", err=True)
     try:
         server.serve_forever(poll_interval=0.2)

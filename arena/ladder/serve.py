@@ -161,10 +161,10 @@ class LadderServer(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], root: Path, read: Snapshotter | None = None) -> None:
-        if read is None:
-            from arena.ladder.snapshot import snapshot as read
+        from arena.ladder.snapshot import snapshot
+
         self.root = root
-        self.snapshots = Snapshots(root, read)
+        self.snapshots = Snapshots(root, read or snapshot)
         self.released = Released(root)
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.reports = Reports(root)
