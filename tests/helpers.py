@@ -13,7 +13,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -117,6 +118,18 @@ def count_lines(path: Path) -> int:
         return path.read_bytes().count(b"\n")
     except FileNotFoundError:
         return 0
+
+
+@contextmanager
+def unmarked() -> Iterator[None]:
+    """Processes started inside carry no ARENA_SESSION marker: for a module's long-lived helper (a
+    browser) that another test's leak check, in the same xdist worker, must not count as its leftover."""
+    saved = os.environ.pop(MARKER, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[MARKER] = saved
 
 
 def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:

@@ -37,6 +37,7 @@ from arena.rules.presets import PRESETS
 from arena.rules.record import REFEREE_ENTRIES, Header, replay
 from protocol.messages import Action
 from tests.conftest import MISBEHAVE, ROOT, arena_processes
+from tests.helpers import unmarked
 
 pytestmark = pytest.mark.slow
 
@@ -91,12 +92,16 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(tournament: Path) -> Iterator[Any]:
-    with sync_playwright() as p:
+    with unmarked():  # it outlives each test: another module's leak check in this worker must not see it
+        p = sync_playwright().start()
+    try:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             yield b
         finally:
             b.close()
+    finally:
+        p.stop()
 
 
 @pytest.fixture
