@@ -53,3 +53,32 @@ def test_a_results_folder_that_is_or_holds_the_tournaments_own_is_refused_and_no
     assert words in errors_by_key(done.stderr).get(key, ""), done.stderr
     assert (folder / "t.toml").read_text() == text and stat.S_IMODE(folder.stat().st_mode) == mode
     assert sorted(os.listdir(folder)) == ["t.toml"]
+
+
+def test_validate_refuses_a_cwd_that_shows_the_bot_what_is_not_its_own_with_its_key(tmp_path: Path) -> None:
+    """``cwd = "."`` (the tournament file, every entrant's folder), an absolute host folder, a link on
+    the way, a dot-named folder, a folder holding another bot's program or the results: each refused
+    with its key, nothing run; two bots sharing one folder stay allowed (SECURITY.md)."""
+    for sub in ("bots/att", "bots/victim", "shared", ".hidden", "elsewhere"):
+        (tmp_path / sub).mkdir(parents=True)
+        (tmp_path / sub / "bot.py").write_text("print('hi')\n")
+    (tmp_path / "bots" / "victim.py").write_text("print('victim')\n")
+    (tmp_path / "bots" / "bot.py").write_text("print(1)\n")
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    cases = {".": "not that folder itself", str(ROOT): "absolute path", "link": "symbolic link",
+             ".hidden": "do not start with '.'", "bots": "holds the program of bots[1]",
+             "out": "the results folder"}
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "bot.py").write_text("print('hi')\n")
+    for cwd, words in cases.items():
+        text = (f'name = "t"\noutput = "out"\n{HEAD}[[bots]]\nname = "att"\ncommand = "python3 bot.py"\n'
+                f'cwd = "{cwd}"\n[[bots]]\nname = "victim"\ncommand = "python3 bots/victim.py"\n')
+        (tmp_path / "t.toml").write_text(text)
+        done = arena("validate", "t.toml", cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert words in errors_by_key(done.stderr).get("bots[0].cwd", ""), (cwd, done.stderr)
+    shared = (f'name = "t"\noutput = "out"\n{HEAD}[[bots]]\nname = "a"\ncommand = "python3 bot.py"\n'
+              'cwd = "shared"\n[[bots]]\nname = "b"\ncommand = "python3 bot.py"\ncwd = "shared"\n')
+    (tmp_path / "t.toml").write_text(shared)
+    done = arena("validate", "t.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr

@@ -703,6 +703,8 @@ class _Checker:
             output = None
         if bots is not None and output is not None:
             self.data_collisions(bots, base_dir, base_dir / output, deals)
+            if sandbox is not False:
+                self.cwd_collisions(bots, base_dir, base_dir / output, deals)
 
         if self.errors:
             return None
@@ -905,6 +907,7 @@ class _Checker:
         before = len(self.errors)
         out: list[BotSpec] = []
         seen: dict[str, int] = {}
+        sandboxed = data.get("sandbox", True) is not False  # without a sandbox a bot sees the machine anyway
         for i, b in enumerate(raw):
             path: tuple[Part, ...] = ("bots", i)
             self.unknown_keys(b, _BOT_KEYS, path)
@@ -920,6 +923,14 @@ class _Checker:
             cwd = b.get("cwd")
             if cwd is not None and (not isinstance(cwd, str) or not cwd or "\0" in cwd):
                 self.err(path + ("cwd",), f"expected a folder path, got {_describe(cwd)}")
+                cwd = None
+            elif cwd is not None and sandboxed and (problem := datafolder.path_problem(cwd)) is not None:
+                self.err(path + ("cwd",), problem.replace("a folder path", "the bot's folder path", 1).replace(
+                    "a bot's data folder", "a bot's folder"))
+                cwd = None
+            elif cwd is not None and sandboxed and (link := _link_in(base_dir, cwd)) is not None:
+                self.err(path + ("cwd",), f"expected a folder of the bot's own; {str(link)!r} is a symbolic link "
+                                          "(the sandbox would show the bot wherever it points)")
                 cwd = None
             elif cwd is not None and check_commands and not (base_dir / cwd).is_dir():
                 self.err(path + ("cwd",), f"expected an existing folder; {str(base_dir / cwd)!r} is not one")
@@ -978,6 +989,40 @@ class _Checker:
                 return (f"expected a results folder of its own; {str(output)!r} {how} {what} {str(path)!r} "
                         "(the run would make it private and write over its files)")
         return None
+
+    def cwd_collisions(self, bots: tuple[BotSpec, ...], base_dir: Path, output: Path, deals: str | None) -> None:
+        """Each bot's ``cwd`` (all its sandbox shows of the tournament) against what is not the bot's:
+        it may not be, hold or lie in the results folder, nor be or hold the tournament file, the deal
+        suite, another bot's data or program, or be inside or hold another bot's ``cwd`` (bots sharing
+        one ``cwd`` see each other's files: that is the organiser's choice)."""
+        memo: dict[str, tuple[str, ...]] = {}
+        for i, b in enumerate(bots):
+            if b.cwd is None:
+                continue
+            folder = b.workdir(base_dir)
+            named: list[tuple[str, Path, tuple[str, ...]]] = [
+                ("the results folder (output)", output, ("is", "holds", "is inside"))]
+            if self.file:
+                named.append(("the tournament file", Path(os.path.abspath(self.file)), ("is", "holds")))
+            if deals:
+                named.append(("the deal suite (deals)", Path(deals), ("is", "holds")))
+            for j, other in enumerate(bots):
+                if j == i:
+                    continue
+                if (theirs := other.datadir(base_dir)) is not None:
+                    named.append((f"bots[{j}].data, the data folder of {other.name}", theirs, ("is", "holds")))
+                if other.cwd is not None:
+                    named.append((f"bots[{j}].cwd, the folder of {other.name}", other.workdir(base_dir),
+                                  ("is inside", "holds")))
+                elif not other.remote and not other.is_bundled() and (program := _settings.program_file(
+                        other.command, other.workdir(base_dir), other.env)) is not None:
+                    named.append((f"the program of bots[{j}] ({other.name})", program, ("is", "holds")))
+            for what, path, refused in named:
+                how = datafolder.relation(folder, path, memo)
+                if how in refused:
+                    self.err(("bots", i, "cwd"), f"expected a folder of the bot's own; {b.cwd!r} {how} {what} "
+                                                 f"{str(path)!r} (the bot would see it)")
+                    break
 
     def data_collisions(self, bots: tuple[BotSpec, ...], base_dir: Path, output: Path, deals: str | None) -> None:
         """Each bot's ``data`` against what else the tournament names: no results folder, tournament

@@ -180,7 +180,7 @@ def test_what_the_arena_writes_in_a_bots_folder_does_not_change_its_fingerprint(
 
     assert fingerprints.REPORT_ASSETS == ASSETS
     (tmp_path / "bot.py").write_text("print('hello')\n")
-    text = ('name = "here"\nvariant = "basic"\nseats = 2\ndeal_sets = {n}\noutput = "results"\n'
+    text = ('name = "here"\nvariant = "basic"\nseats = 2\ndeal_sets = {n}\noutput = "results"\nsandbox = false\n'
             '[[bots]]\nname = "mine"\ncommand = "python3 bot.py"\ncwd = "."\n'
             '[[bots]]\nname = "other"\ncommand = "greedy"\n')
     file = tmp_path / "t.toml"
