@@ -19,7 +19,7 @@ is a rule of thumb for the most a schedule can save, not a limit: the oracle is 
     python -m bench.league [--quick] [--fields 20] [--spreads 300,600,1000] [--bots 100] [--top 10]
                            [--jobs 2] [--json FILE] [--html FILE]
 
-``--quick`` (4 fields, 600 Elo) takes under a minute; the full run's time is printed at the end.
+``--quick`` (4 fields, 600 Elo) takes about 45 s of CPU; the full run's time is printed at the end.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def main() -> None:
     ap.add_argument("--deal-sd", type=float, default=DEAL_SD, help="sd of a seat's luck in a deal-set")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2, help="processes")
-    ap.add_argument("--quick", action="store_true", help="4 fields at 600 Elo: about a minute")
+    ap.add_argument("--quick", action="store_true", help="4 fields at 600 Elo: about 45 s of CPU")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     ap.add_argument("--raw", type=Path, help="keep every field's errors in FILE-SPREAD.npz (read them if there)")
