@@ -8,7 +8,9 @@ All in one run on this machine:
    the bots from receiving a request to having sent its reply; the figure
    with only the policy call subtracted is printed too);
 3. games/s of those games (bots kept alive, as in a tournament worker), and of
-   whole ``arena play basic greedy greedy`` commands (process start included).
+   whole ``arena play basic greedy greedy`` commands (process start included);
+4. the client library's CPU to decode a request of a real game, against the
+   strict decoder alone (what every request cost before the fast path).
 
 Goal: per-decision overhead at most 2x the raw round trip; the sandbox costs no
 per-decision overhead and under 50 ms of start time (both measured here, with and without it).
@@ -61,6 +63,36 @@ def typical_request_size() -> int:
 
     request = encode(wire.request("basic-seed1", 17, "play", g2.observation(g2.current), 1000, 0))
     return len(json.dumps(json.loads(request)))  # with json.dumps' spaces, as this figure always was
+
+
+def client_decode_us(repeat: int) -> tuple[float, float]:
+    """Microseconds the client library takes to decode a request of a real basic game (greedy vs
+    greedy), on average: its decoder, and the strict decoder alone (what it was before its fast path)."""
+    from arena.referee import wire
+    from arena.rules.game import Game, Phase
+    from arena.rules.options import resolve
+    from arena.selfplay import policies_for
+    from protocol import messages as m
+
+    rules = resolve("basic")
+    g = Game(rules, 2, 3)
+    policies = policies_for(rules, ["greedy", "greedy"], 3)
+    requests = []
+    while not g.over:
+        obs = g.observation(g.current)
+        decision = "draw" if g.phase is Phase.DRAW else "play"
+        requests.append(m.encode(wire.request("basic-seed3", len(requests), decision, obs, 1000, 0)))
+        g.draw(policies[g.current].draw(obs)) if decision == "draw" else g.play(policies[g.current].play(obs))
+    out = []
+    for decode in (m.decode_from_referee, lambda d: m._decode(m._referee_decoder, d, None)):
+        best = float("inf")
+        for _ in range(repeat):  # the best of a few passes: the least disturbed by other jobs
+            t = time.process_time()
+            for d in requests:
+                decode(d)
+            best = min(best, time.process_time() - t)
+        out.append(best / len(requests) * 1e6)
+    return out[0], out[1]
 
 
 def raw_round_trip(size: int, n: int) -> tuple[float, float, float]:
@@ -168,6 +200,7 @@ def main(quick: bool = False) -> dict[str, float]:
     ref = referee_overhead(10 if quick else 40)
     bare = referee_overhead(10 if quick else 40, sandbox=False)
     cli = cli_games_per_s(2 if quick else 5)
+    decode_us, strict_decode_us = client_decode_us(5 if quick else 20)
     figures = {
         "request_bytes": size,
         "raw_rtt_us": rtt,
@@ -177,6 +210,8 @@ def main(quick: bool = False) -> dict[str, float]:
         "overhead_ratio": ref["overhead_per_decision_us"] / rtt,
         "overhead_ratio_vs_mean": ref["overhead_per_decision_us"] / rtt_mean,
         "cli_games_per_s": cli,
+        "client_decode_us": decode_us,
+        "client_strict_decode_us": strict_decode_us,
         "nosandbox_overhead_per_decision_us": bare["overhead_per_decision_us"],
         "nosandbox_bot_start_ms": bare["bot_start_ms"],
         "nosandbox_overhead_ratio": bare["overhead_per_decision_us"] / rtt,
@@ -200,6 +235,9 @@ def report(f: dict[str, float]) -> str:
          f"{f['overhead_ratio_vs_mean']:.2f}x the mean"),
         ("... counting the bot's decoding as overhead too", f"{f['overhead_incl_bot_decoding_us']:.0f} us",
          f"{f['overhead_incl_bot_decoding_us'] / f['raw_rtt_us']:.2f}x raw round trip"),
+        ("client library: decoding a request of a real game (CPU)",
+         f"{f['client_decode_us']:.1f} us", f"{f['client_strict_decode_us']:.1f} us with the strict decoder alone, "
+         f"{f['client_strict_decode_us'] / f['client_decode_us']:.1f}x"),
         ("median decision latency seen by the referee", f"{f['median_latency_us']:.0f} us", ""),
         ("CPU per decision: referee / compartments (gates, bots) / bots",
          f"{f['referee_cpu_per_decision_us']:.0f} / {f['compartments_cpu_per_decision_us']:.0f} / "
