@@ -77,7 +77,7 @@ def client_decode_us(repeat: int) -> tuple[float, float]:
     rules = resolve("basic")
     g = Game(rules, 2, 3)
     policies = policies_for(rules, ["greedy", "greedy"], 3)
-    requests = []
+    requests: list[bytes] = []
     while not g.over:
         obs = g.observation(g.current)
         decision = "draw" if g.phase is Phase.DRAW else "play"

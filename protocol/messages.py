@@ -579,7 +579,7 @@ class _LooseObservation(Observation, kw_only=True):
     hand: list[str]
     drawn: str | None
     discard: list[str]
-    melds: list[_LooseTableMeld]
+    melds: list[_LooseTableMeld]  # type: ignore[assignment]  # decoded only, never assigned
 
 
 class _LooseRequest(Request, tag="request", kw_only=True):

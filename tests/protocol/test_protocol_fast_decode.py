@@ -60,7 +60,7 @@ def _requests(preset: str, seed: int) -> list[bytes]:
     rules = resolve(preset)
     g = Game(rules, 3, seed)
     policies = policies_for(rules, ["greedy"] * 3, seed)
-    out = []
+    out: list[bytes] = []
     while not g.over and len(out) < 400:
         obs = g.observation(g.current)
         decision = "draw" if g.phase is Phase.DRAW else "play"
