@@ -2,8 +2,9 @@
 
 Owns the ``Tournament`` value (every default filled in, rules fully resolved),
 ``validate_file`` which reports EVERY problem of a file at once (key path, line,
-what was expected, "did you mean"), ``to_toml_data``/``write_resolved`` for the
-resolved copy kept in a results folder, and ``starter_toml`` for ``arena init``.
+what was expected, "did you mean"), and ``load``/``read_resolved``.  The value types
+are in ``model.py``, the key-to-line mapper in ``toml_lines.py``, the resolved copy's
+writer in ``resolved.py``, the ``arena init`` template in ``starter.py`` (re-exported here).
 
 File format (all keys but ``name``, ``variant``, ``seats`` and ``[[bots]]`` are
 optional)::
@@ -59,15 +60,12 @@ import os
 import re
 import tomllib
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 import arena.settings as _settings
 from arena.errors import ArenaError
-from arena.integrity import open_private
 from arena.referee import datafolder
 from arena.referee.sandbox import odd_file
 from arena.rules.options import RulesError, RuleSet, resolve
@@ -85,137 +83,25 @@ from arena.settings import (
 )
 from arena.tournament.deals import DealSuiteError, fingerprint, read_suite
 from arena.tournament.growth import Generation
-
-RESOLVED_FILE = "tournament.toml"
-SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
-FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive", "match")
-LEAGUES: tuple[str, ...] = ("swiss", "adaptive")  # tables chosen round by round, within a ``games`` budget
-TWIN_SUITS: tuple[str, ...] = ("same", "permute")
-TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
-_TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
-# Tournaments charge each decision the CPU time of the bot's processes: a busy machine (more games
-# than cores, a neighbour that floods its own socket) then costs an honest bot nothing.
-TOURNAMENT_TIME = TimeControl(clock="cpu")
-MAX_GAMES = 1_000_000        # default of ``max_games``: more games than this is refused unless raised
-MAX_CONCURRENCY = 256        # games at once: each is a worker process with its own bots
-MAX_FILE_BYTES = 16 << 20    # a tournament file is a few KiB; refuse to read a huge one
-
-
-# -- the value ------------------------------------------------------------------
-
-SHIPS: tuple[str, ...] = ("path", "upload")
-
-
-@dataclass(frozen=True)
-class Executor:
-    """Where a run plays its games: local worker processes, or a Dask cluster (``cluster``, a scheduler address);
-    ``upload``: bots whose ``cwd`` folder the coordinator ships to every worker (``ship = "upload"``)."""
-
-    cluster: str | None = None
-    upload: tuple[str, ...] = ()
-    listen: str = "127.0.0.1:5555"  # remote bots (remote = true): the first one's address, then port + 1; loopback
-    # unless the file names another interface (as ``arena play --listen`` defaults to loopback)
-    remote_wait_s: int = 120       # how long a game waits for an absent remote bot
-
-
-@dataclass(frozen=True)
-class Tournament:
-    """A validated tournament file with every default filled in."""
-
-    name: str
-    variant: str
-    rules: RuleSet
-    bots: tuple[BotSpec, ...]
-    seats: int
-    deal_sets: int = 2
-    seating: str = "all"
-    max_tables: int | None = None
-    time: TimeControl = TimeControl()
-    failures: FailurePolicy = FailurePolicy()
-    concurrency: int = 1
-    seed: int = 1
-    output: str = ""
-    ladder_points: bool = False
-    records: bool = True
-    base_dir: str = "."
-    max_games: int = MAX_GAMES
-    sandbox: bool = True
-    twin_suits: str = "same"
-    format: str = "round_robin"
-    challengers: tuple[str, ...] = ()   # gauntlet only: the bots every table is built around
-    history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
-    executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
-    games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
-    top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
-    top_order: bool = False             # with top: their order too, not only who they are
-    uneven: bool = False                # adaptive only: seats by how contested each bot is (implied by top)
-    # where this run read it and what else the arena writes outside the results folder (the --events
-    # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
-    deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
-    deal_key: bytes | None = field(default=None, compare=False, repr=False)  # its 32 bytes, once loaded
-    source: str = field(default="", compare=False)
-    arena_files: tuple[str, ...] = field(default=(), compare=False)
-
-    @property
-    def bot_names(self) -> tuple[str, ...]:
-        return tuple(b.name for b in self.bots)
-
-    @property
-    def output_dir(self) -> Path:
-        return Path(self.base_dir) / self.output
-
-    def bot(self, name: str) -> BotSpec:
-        for b in self.bots:
-            if b.name == name:
-                return b
-        raise KeyError(name)
-
-    def to_toml_data(self) -> dict[str, Any]:
-        """The resolved form: every value explicit, the rules fully resolved."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "variant": self.variant,
-            "seats": self.seats,
-            "format": self.format,
-        }
-        if self.format in ("gauntlet", "match"):
-            out["challengers"] = list(self.challengers)
-        if self.games is not None:
-            out["games"] = self.games
-        if self.top is not None:
-            out["top"] = self.top
-            out["top_order"] = self.top_order
-        if self.uneven:
-            out["uneven"] = True
-        out |= {
-            "deal_sets": self.deal_sets,
-            "seating": self.seating,
-            "twin_suits": self.twin_suits,
-        }
-        if self.max_tables is not None:
-            out["max_tables"] = self.max_tables
-        out |= {
-            "concurrency": self.concurrency,
-            "seed": self.seed,
-            "output": self.output,
-            "ladder_points": self.ladder_points,
-            "records": self.records,
-            "base_dir": self.base_dir,
-            "max_games": self.max_games,
-            "sandbox": self.sandbox,
-            "rules": self.rules.to_data(),
-            "time": asdict(self.time),
-            "failures": asdict(self.failures),
-            "bots": [b.to_data() for b in self.bots],
-        }
-        if self.deals is not None:
-            out["deals"] = self.deals
-            if self.deal_key is not None:  # which suite, so a folder is never resumed with other cards
-                out["deals_id"] = fingerprint(self.deal_key)
-        if self.history:
-            out["history"] = [g.to_data() for g in self.history]
-        return out
-
+from arena.tournament.model import _TIME_CHOICES
+from arena.tournament.model import FORMATS as FORMATS
+from arena.tournament.model import LEAGUES as LEAGUES
+from arena.tournament.model import MAX_CONCURRENCY as MAX_CONCURRENCY
+from arena.tournament.model import MAX_FILE_BYTES as MAX_FILE_BYTES
+from arena.tournament.model import MAX_GAMES as MAX_GAMES
+from arena.tournament.model import RESOLVED_FILE as RESOLVED_FILE
+from arena.tournament.model import SEATINGS as SEATINGS
+from arena.tournament.model import SHIPS as SHIPS
+from arena.tournament.model import TOURNAMENT_TIME as TOURNAMENT_TIME
+from arena.tournament.model import TRANSPORTS as TRANSPORTS
+from arena.tournament.model import TWIN_SUITS as TWIN_SUITS
+from arena.tournament.model import Executor as Executor
+from arena.tournament.model import Tournament as Tournament
+from arena.tournament.resolved import write_resolved as write_resolved
+from arena.tournament.starter import starter_toml as starter_toml
+from arena.tournament.toml_lines import _HEADER as _HEADER
+from arena.tournament.toml_lines import Part as Part
+from arena.tournament.toml_lines import _key_str, _KeyLines
 
 # -- errors ---------------------------------------------------------------------
 
@@ -340,152 +226,9 @@ def load(path: str | Path, bundled: Collection[str] = BUNDLED_BOTS, check_comman
     return t
 
 
-def write_resolved(t: Tournament, folder: str | Path) -> Path:
-    """Write the resolved ``tournament.toml`` into ``folder`` (atomically); returns its path."""
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / RESOLVED_FILE
-    tmp = path.with_suffix(".toml.tmp")
-    header = f"# Resolved tournament {t.name!r}: every default filled in, rules fully resolved.\n\n"
-    with open_private(tmp) as f:  # the organiser's: it names every entrant's command and env
-        f.write((header + tomli_w.dumps(t.to_toml_data())).encode("utf-8"))
-    os.replace(tmp, path)
-    return path
-
-
 def read_resolved(folder: str | Path) -> Tournament:
     """Load the resolved ``tournament.toml`` of a results folder (commands are not checked)."""
     return load(Path(folder) / RESOLVED_FILE, check_commands=False)
-
-
-def starter_toml() -> str:
-    """The text of a starter tournament file (``arena init``); it validates as is."""
-    data: dict[str, Any] = {
-        "name": "my-tournament",
-        "variant": "basic",
-        "seats": 2,
-        "format": "round_robin",
-        "deal_sets": 2,
-        "seating": "all",
-        "concurrency": 1,
-        "seed": 1,
-        "ladder_points": False,
-        "rules": {"target": 100},
-        "time": asdict(TOURNAMENT_TIME),
-        "failures": asdict(FailurePolicy()),
-    }
-    bots = [{"name": "random", "command": "random"}, {"name": "greedy", "command": "greedy"}]
-    header = """\
-# Rummy bot arena: a tournament file.  Check it with `arena validate FILE`, run it with `arena run FILE`.
-#
-# variant      basic | international | parlett | czech | german | wrotham  (`arena variants` lists them)
-# [rules]      overrides of the variant's options, by option name
-# seats        players per table; every combination of `seats` bots plays
-# format       round_robin (every combination) | gauntlet: with challengers = ["mine", ...], every table holds
-#              exactly one challenger and seats-1 of the other bots, so each challenger meets the same field
-#              | swiss | adaptive: leagues for large fields, with games = N (the budget); rounds in which every
-#              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
-#              settled (adaptive); README, Leagues, says when to choose which
-#              adaptive with top = K: aims at the top K, contested bots play more (top_order = true: their order);
-#              uneven = true: the whole order's contested bots play more (README, Leagues)
-# deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
-# seating      all (every permutation) | williams (balanced Latin square) | rotate
-# twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
-#              relabelled, so a bot cannot recognise a twin game by its cards (README, Tournaments)
-# max_tables   optional cap on the number of tables (a seeded, balanced subset)
-# [time]       clocks in milliseconds: start (handshake), per decision, bank, increment, grace;
-#              clock = "cpu" (a decision is charged the CPU time of the bot's processes; default) | "wall";
-#              wall_ms: with the CPU clock, a decision also ends after this much wall time (0: 4x its limit, at least 1 s)
-# sandbox      true (default): every bot runs in its own sandbox (bubblewrap); false only for trusted bots
-# [failures]   per failure kind: retry | default (referee plays a safe move) | forfeit; strikes = retries per game
-# output       results folder (default results/<name>), relative to this file
-# [[bots]]     name, command (a bundled bot: random, greedy; or a command line such as
-#              "python my_bot.py"), optional cwd, env = {...}, transport = "zmq" | "tcp" | "stdio",
-#              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16, data_mb = 256 },
-#              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA;
-#              at most data_mb MiB, default 256)
-
-"""
-    body = tomli_w.dumps(data)
-    for bot in bots:
-        body += "\n[[bots]]\n" + tomli_w.dumps(bot)
-    example = """
-# [[bots]]
-# name = "mine"
-# command = "python my_bot.py"
-# cwd = "bots/mine"
-# env = { LEVEL = "3" }
-# limits = { memory_mb = 512, cpu_seconds = 60 }
-"""
-    return header + body + example
-
-
-# -- line numbers ---------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*(\[\[|\[)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
-_PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
-_INLINE_KEY = re.compile(r"""[{,]\s*([A-Za-z0-9_-]+|"[^"]*")\s*=""")
-
-Part = str | int
-
-
-def _parts(dotted: str) -> list[str]:
-    return [a or b or c for a, b, c in _PART.findall(dotted)]
-
-
-class _KeyLines:
-    """Best-effort map from key paths to the line where they appear (tomllib gives none)."""
-
-    def __init__(self, text: str) -> None:
-        self.lines: dict[tuple[Part, ...], int] = {}
-        arrays: dict[tuple[Part, ...], int] = {}
-        table: tuple[Part, ...] = ()
-        in_string = False
-        for no, line in enumerate(text.splitlines(), start=1):
-            quotes = line.count('"""') + line.count("'''")
-            if in_string:
-                in_string = quotes % 2 == 0
-                continue
-            h = _HEADER.match(line)
-            if h:
-                names = _parts(h.group(2))
-                prefix: tuple[Part, ...] = ()
-                for i, name in enumerate(names):
-                    prefix += (name,)
-                    last = i == len(names) - 1
-                    if last and h.group(1) == "[[":
-                        n = arrays.get(prefix, 0)
-                        arrays[prefix] = n + 1
-                        self.lines.setdefault(prefix, no)
-                        prefix += (n,)
-                    elif prefix in arrays:
-                        prefix += (arrays[prefix] - 1,)
-                table = prefix
-                self.lines.setdefault(table, no)
-                continue
-            k = _KEY.match(line)
-            if k:
-                full = table + tuple(_parts(k.group(1)))
-                self.lines.setdefault(full, no)
-                rest = line[k.end():]
-                for sub in _INLINE_KEY.findall(rest):
-                    self.lines.setdefault(full + (sub.strip('"'),), no)
-                in_string = quotes % 2 == 1
-
-    def find(self, path: tuple[Part, ...]) -> int | None:
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return None
-
-
-def _key_str(path: tuple[Part, ...]) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
-    return out
 
 
 # -- checking -------------------------------------------------------------------
