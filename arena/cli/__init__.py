@@ -12,14 +12,16 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
+from arena.cli.app import _wants_json as _wants_json
+from arena.cli.app import app as app
+from arena.cli.app import fail as fail
+from arena.cli.folder_text import SET_ASIDE, _done_count, _render, _shown_path, _standings_now
 from arena.errors import ArenaError
 from arena.rules.cards import CardError, parse, text
 from arena.rules.log import DealEnd
@@ -32,60 +34,6 @@ if TYPE_CHECKING:
     from arena.referee.entries import Line
     from arena.referee.host import BotHost
     from arena.settings import BotSpec
-
-
-class _Commands(TyperGroup):
-    """The arena's commands, with the one handler of their errors: an ``ArenaError`` from any command
-    (and the commands of its sub-apps) becomes its detail lines, ``error: <sentence>`` and its exit code."""
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except ArenaError as e:
-            from arena.untrusted import shown
-
-            for line in e.details():
-                typer.echo(shown(line), err=True)  # a bot's own output or a journal line is quoted in it
-            fail(e.sentence(), e.exit_code)
-
-
-app = typer.Typer(
-    cls=_Commands,
-    no_args_is_help=True,
-    help="Referee and tournament runner for Rummy bots.",
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from arena import __version__
-
-        typer.echo(f"arena {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _main(
-    version: Annotated[bool, typer.Option("--version", "-V", callback=_print_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
-) -> None:
-    """Referee and tournament runner for Rummy bots."""
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    from arena.untrusted import shown
-
-    typer.echo(f"error: {shown(message)}", err=True)  # one line, whatever name or path it quotes
-    raise typer.Exit(code)
-
-
-def _wants_json(fmt: str, as_json: bool) -> bool:
-    """``--format text|json`` (``--json`` is kept as a hidden spelling of ``--format json``)."""
-    if fmt not in ("text", "json"):
-        fail(f"--format: expected text or json, got {fmt!r}")
-    return as_json or fmt == "json"
 
 
 def _rules(variant: str, overrides: list[str] | None = None) -> RuleSet:
@@ -892,197 +840,7 @@ def run(
     typer.echo(_render(folder, fmt, wide=wide))
 
 
-def _standings_now(folder: Path) -> str:
-    """The standings of a running tournament, or why they cannot be shown yet (never stops the run)."""
-    from arena.tournament import standings
-
-    try:
-        return standings.render_standings(standings.compute(folder), "table")
-    except Exception as e:  # noqa: BLE001 - a display problem must not stop a run
-        return f"(standings not available yet: {e})"
-
-
-def _done_count(folder: Path) -> int:
-    from arena.tournament.journal import done_indices
-
-    try:
-        return len(done_indices(folder))
-    except (OSError, ValueError):
-        return 0  # the run itself says what is wrong with the folder (or its key file)
-
-
-SET_ASIDE = "set aside in journal.rejected.jsonl: "  # said once per bad line (the standings' notes carry it too)
-
-
-def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
-    """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
-    The table comes with a legend of its columns; the wait for the ratings is announced."""
-    from arena.tournament import standings
-    from arena.untrusted import shown
-
-    typer.echo("computing the standings (ratings and their intervals)...", err=True)
-    with _reading_results(folder, f"arena standings {_shown_path(folder)}"):
-        st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
-    for why in st.set_aside:
-        typer.echo(shown(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}"), err=True)
-    text = standings.render_standings(st, fmt, wide)
-    return text + _legend(text) if fmt == "table" else text
-
-
-# What each column of the standings table means, said under it (only the columns it shows).
-LEGEND = (
-    ("Rating", "strength on the Elo scale (mean 1500), fitted from every placing (> or <: a 95% bound for a bot "
-               "that never lost or never won; ?: provisional, few games); ±95%: its 95% interval"),
-    ("1st%", "share of games placed first"),
-    ("Place", "mean placing (1 is first)"),
-    ("Avg place", "mean placing (1 is first)"),
-    ("Margin ±CI", "mean score margin over the opponents at the same table (above 0 is better), with its 95% "
-                   "interval"),
-    ("SoS", "mean rating of the opponents met"),
-    ("Settled", "chance that the bot is truly ahead of the next one in the table"),
-    ("Fails", "failures charged to the bot (timeouts, crashes, illegal moves, ...)"),
-    ("W-L-D", "games both played at one table: the first placed higher, lower, the same"),
-    ("LOS", "likelihood of superiority: the confidence that the first is the stronger, from its wins minus losses "
-            "in each deal-set"),
-)
-
-
-def _legend(table: str) -> str:
-    import textwrap
-
-    head = " ".join(line for line in table.splitlines() if line.startswith(("┃", "|")))
-    words = [f"{name}: {meaning}" for name, meaning in LEGEND if f" {name} " in head]
-    if not words:
-        return ""
-    return textwrap.fill("Columns. " + "; ".join(words) + ".", width=100, break_on_hyphens=False) + "\n"
-
-
-def _shown_path(path: Path) -> str:
-    """A path as a user reads it: normalised (no ``..``), relative to the current folder when inside it,
-    on one line (``shown``)."""
-    import os.path
-
-    from arena.untrusted import shown
-
-    absolute = os.path.normpath(os.path.abspath(path))
-    relative = os.path.relpath(absolute)
-    return shown(absolute if relative.startswith("..") else relative)
-
-
-@contextmanager
-def _reading_results(folder: Path, retry: str) -> Iterator[None]:
-    """Whatever stops a results folder from being read becomes one sentence and exit 2 (a sentence per
-    bad journal line, with ``retry``: the command that sets them aside)."""
-    from arena.tournament.config import ConfigFileError
-
-    try:
-        yield
-    except ConfigFileError as e:
-        fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
-    except OSError as e:
-        fail(f"cannot read the results in {folder}: {e.filename or folder}: {e.strerror or e}")
-    except ArenaError as e:
-        e.retry = retry
-        raise
-
-
-@app.command()
-def games(
-    folder: Annotated[Path, typer.Argument(help="A results folder of `arena run`.")],
-    bot: Annotated[str | None, typer.Option("--bot", help="Only games with this bot at the table (and with --failed or --kind, its own failures).")] = None,
-    failed: Annotated[bool, typer.Option("--failed", help="Only games in which a seat (or --bot) failed.")] = False,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only games with a failure of this kind, e.g. timeout or crash.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text (a line per game, with its record path) or json (the journal entries).")] = "text",
-) -> None:
-    """List the games of a results folder, with their record paths: all of them, a bot's, or the failed ones."""
-    import msgspec
-
-    from arena.settings import FAILURE_KINDS
-    from arena.tournament.games import GameFilter, describe, find_games
-
-    if fmt not in ("text", "json"):
-        fail(f"--format: expected text or json, got {fmt!r}")
-    if kind is not None and kind not in FAILURE_KINDS:
-        fail(f"--kind {kind!r}: expected one of {', '.join(FAILURE_KINDS)}")
-    if not (folder / "journal.jsonl").is_file():
-        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    with _reading_results(folder, f"arena games {folder}"):
-        found = find_games(folder, GameFilter(bot, failed, kind))
-        if bot is not None and bot not in (names := _bot_names(folder)):
-            fail(f"--bot {bot!r}: no bot of that name in {folder}; the bots are: {', '.join(names)}")
-    if fmt == "json":
-        typer.echo(msgspec.json.encode([{**msgspec.structs.asdict(g), "record_path": str(folder / g.record)
-                                         if g.record else None} for g in found]).decode())
-        return
-    for g in found:
-        typer.echo(describe(folder, g))
-    typer.echo(f"{len(found)} game(s)", err=True)
-
-
-def _bot_names(folder: Path) -> list[str]:
-    """The bots of a results folder: its tournament's, else those its journal seated."""
-    from arena.tournament.config import RESOLVED_FILE, read_resolved
-    from arena.tournament.games import GameFilter, find_games
-
-    if (folder / RESOLVED_FILE).is_file():
-        return list(read_resolved(folder).bot_names)
-    return sorted({name for e in find_games(folder, GameFilter()) for name in e.seats})
-
-
-@app.command(name="standings")
-def standings_cmd(
-    folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
-    fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
-    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="Move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and count the rest, instead of stopping.")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Every column and the crosstable (the default table fits 100 columns).")] = False,
-) -> None:
-    """Standings and crosstable of a results folder (only journal lines that verify are counted)."""
-    if fmt not in ("table", "md", "csv", "json"):
-        fail(f"--format: expected table, md, csv or json, got {fmt!r}")
-    if not (folder / "journal.jsonl").is_file():
-        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(_render(folder, fmt, drop_bad_lines, wide))
-
-
-@app.command(name="report")
-def report_cmd(
-    folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl), finished or still running.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: FOLDER/report.html); game replays go in a folder beside it named after it.")] = None,
-    refresh_s: Annotated[int, typer.Option("--refresh-s", help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
-) -> None:
-    """Write an HTML report of a results folder: standings, crosstable, ratings over time, latency, every game with its replay."""
-    from arena.report import write_report
-    from arena.tournament.config import ConfigFileError
-
-    if not (folder / "journal.jsonl").is_file():
-        fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    if refresh_s < 0:
-        fail(f"--refresh-s: expected 0 or more, got {refresh_s}")
-    try:
-        path = write_report(folder, out, refresh_s or None)
-    except ConfigFileError as e:
-        fail(f"cannot read the results in {folder}: {e.errors[0] if e.errors else e}")
-    except OSError as e:
-        fail(f"cannot write the report: {e.filename or out}: {e.strerror or e}")
-    except ArenaError as e:
-        e.retry = f"arena standings {folder}"
-        raise
-    typer.echo(f"report: {path}")
-
-
-@app.command()
-def view(
-    record: Annotated[Path, typer.Argument(help="A game record (JSON Lines) written by arena play or arena run.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: the record's path with .html).")] = None,
-) -> None:
-    """Write a replay viewer of one game: a self-contained HTML page that steps through it as a card table."""
-    from arena.report import write_viewer
-
-    try:
-        path = write_viewer(record, out)
-    except OSError as e:
-        fail(f"cannot write the viewer: {e.filename or out}: {e.strerror or e}")
-    typer.echo(f"viewer: {path}")
+from arena.cli import results  # noqa: E402, F401 - registers its commands here, in this order in --help
 
 
 @app.command(name="new-bot")

@@ -8,6 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from arena import cli
+from arena.cli.app import _Commands
 from arena.errors import ArenaError
 from arena.integrity import KeyFileError
 from arena.newbot import NewBotError
@@ -42,7 +43,7 @@ class _Odd(ArenaError):
 
 
 def _app_raising(error: BaseException) -> typer.Typer:
-    app = typer.Typer(cls=cli._Commands)
+    app = typer.Typer(cls=_Commands)
 
     @app.command()
     def boom() -> None:
