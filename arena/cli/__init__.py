@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,6 +20,17 @@ from arena.cli.app import _wants_json as _wants_json
 from arena.cli.app import app as app
 from arena.cli.app import fail as fail
 from arena.cli.folder_text import SET_ASIDE, _done_count, _render, _shown_path, _standings_now
+from arena.cli.seats import (
+    _bot_spec,
+    _check_bot,
+    _check_listen,
+    _check_record_path,
+    _check_sandbox,
+    _open_host,
+    _play_hidden,
+    _stdio_seats,
+    _unique_names,
+)
 from arena.errors import ArenaError
 from arena.rules.cards import CardError, parse, text
 from arena.rules.log import DealEnd
@@ -32,8 +41,6 @@ from arena.rules.presets import PRESETS, SOURCES
 if TYPE_CHECKING:
     from arena.record_check import MacStatus
     from arena.referee.entries import Line
-    from arena.referee.host import BotHost
-    from arena.settings import BotSpec
 
 
 def _rules(variant: str, overrides: list[str] | None = None) -> RuleSet:
@@ -207,164 +214,6 @@ def simulate(
           f"{decisions / elapsed:.0f} decisions/s", file=sys.stderr)
 
 
-def _bot_spec(arg: str, index: int, stdio: bool) -> BotSpec:
-    from arena.settings import BUNDLED_BOTS, BotSpec, split_transport
-
-    arg, transport = split_transport(arg, stdio)
-    name = arg
-    if arg.startswith("remote:"):
-        name = arg.split(":", 1)[1] or f"remote{index}"
-    elif arg not in BUNDLED_BOTS:
-        from arena.settings import first_word
-
-        name = Path(first_word(arg)).name if first_word(arg) else f"bot{index}"
-        if name in ("python", "python3", "node", "bash", "sh") and len(arg.split()) > 1:
-            name = Path(arg.split()[1]).stem
-    return BotSpec(name=name, command=arg, transport=transport)
-
-
-def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
-    from dataclasses import replace
-
-    seen: dict[str, int] = {}
-    out = []
-    for spec in specs:
-        seen[spec.name] = seen.get(spec.name, 0) + 1
-        out.append(spec if seen[spec.name] == 1 else replace(spec, name=f"{spec.name}#{seen[spec.name]}"))
-    return out
-
-
-def _stdio_seats(stdio: list[int] | None, seats: int) -> set[int]:
-    """The seats named by ``--stdio``, each a seat of this game."""
-    for seat in stdio or []:
-        if not 0 <= seat < seats:
-            fail(f"--stdio {seat}: no such seat; seats are numbered 0 to {seats - 1}")
-    return set(stdio or [])
-
-
-def _check_bot(seat: int, arg: str, spec: BotSpec) -> None:
-    """Fail unless the bot of ``seat`` can be started (its program and script exist)."""
-    from arena.settings import command_problem
-
-    if spec.remote:
-        return
-    if not spec.command.strip():
-        what = "`stdio:` needs a command after it" if arg.strip().startswith("stdio:") else "the bot command is empty"
-        fail(f"seat {seat}: {what}; expected a sample bot ({', '.join(_bundled())}), a command line or remote:NAME")
-    problem = command_problem(spec.command, Path.cwd()) or _odd_in_bot_folder(spec.command)
-    if problem:
-        fail(f"seat {seat}: bot {spec.command!r} cannot be started: {problem}")
-
-
-def _odd_in_bot_folder(command: str) -> str | None:
-    """Why the folder of a typed bot's program cannot be its folder (it holds a named pipe, socket
-    or device: SECURITY.md), or None."""
-    import shlex
-
-    from arena.referee.sandbox import odd_file, program_folders
-
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    for folder in dict.fromkeys(program_folders(words, Path.cwd())):
-        odd = odd_file(folder)
-        if odd is not None:
-            return (f"{str(odd[0])!r} in its folder is a {odd[1]}, not a file or folder; a bot's folder may hold "
-                    "only files and folders: remove it")
-    return None
-
-
-def _bundled() -> list[str]:
-    from arena.settings import BUNDLED_BOTS
-
-    return sorted(BUNDLED_BOTS)
-
-
-def _check_listen(listen: str | None) -> str | None:
-    """``--listen`` as HOST:PORT with PORT from 0 (any free one) to 65535."""
-    if listen is None:
-        return None
-    host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535 or any(c in host for c in " /\0"):
-        fail(f"--listen {listen!r}: expected HOST:PORT (or :PORT) with a port from 0 to 65535, e.g. 0.0.0.0:5555")
-    problem = _bind_problem(host.strip("[]") or "127.0.0.1", int(port))  # ":PORT" is loopback (BotHost)
-    if problem:
-        fail(f"--listen {listen!r}: cannot listen there: {problem}")
-    return f"{host}:{int(port)}"
-
-
-def _bind_problem(host: str, port: int) -> str | None:
-    """Why a TCP socket cannot listen on (host, port), or None (the probe socket is closed again)."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (socket.gaierror, UnicodeError) as e:
-        return f"unknown host {host!r} ({e})"
-    family, kind, proto, _, address = infos[0]
-    try:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
-    except OSError as e:
-        return e.strerror or str(e)
-    return None
-
-
-def _open_host(make: Callable[[], BotHost], listen: str | None) -> BotHost:
-    """Build the bot host; an address that cannot be listened on is bad input."""
-    import zmq
-
-    try:
-        return make()
-    except zmq.ZMQError as e:
-        fail(f"--listen {listen!r}: cannot listen there: {e.strerror}")
-    except OSError as e:
-        fail(f"cannot create {e.filename or 'the log folder'}: {e.strerror or e}")
-
-
-def _check_record_path(path: Path, given: bool = False, force: bool = False) -> None:
-    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts;
-    a ``given`` path must be in an existing folder and, without ``force``, not overwrite a file."""
-    if "\0" in str(path):
-        fail("--record: expected a file path without NUL characters")
-    if path.is_dir():
-        fail(f"--record {path}: is a folder; expected a file path")
-    if given and not os.path.lexists(path.parent):
-        fail(f"--record {path}: the folder {path.parent} does not exist; create it first "
-             f"(mkdir -p {shlex.quote(str(path.parent))}) or give a file in an existing folder")
-    if given and not force and os.path.lexists(path):
-        fail(f"--record {path}: the file exists; give --force to overwrite it, or another file name")
-    from arena.integrity import open_private, private_folder
-
-    try:
-        private_folder(path.parent / "logs")  # the bots' logs and the record are the organiser's alone
-        with open_private(path, append=True):
-            pass
-    except OSError as e:
-        fail(f"--record {path}: cannot write it: {e.strerror or e}")
-
-
-def _play_hidden(record_path: Path, default: bool = False) -> tuple[Path, ...]:
-    """What the bots of ``arena play`` must not see: the record and the logs folder beside it (not
-    the whole folder: the record is often written in the bot's own folder, SPEC 13.1); with the
-    ``default`` folder (./arena-play/...), all of ./arena-play (earlier games' records and logs)."""
-    own = (record_path.resolve(), (record_path.parent / "logs").resolve())
-    return (*own, record_path.parent.parent.resolve()) if default else own
-
-
-def _check_sandbox(sandbox: bool) -> None:
-    """Stop (exit 2) if bots cannot be sandboxed here; warn when the sandbox is off."""
-    from arena.referee.sandbox import problem
-
-    if not sandbox:
-        typer.echo("warning: the bots run without a sandbox: they can read and write whatever this user can, "
-                   "see other processes and use the network; do this only with bots you trust", err=True)
-    elif (why := problem()) is not None:
-        fail(why)
-
-
 @app.command()
 def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
@@ -527,7 +376,6 @@ def play(
 
 def _terminal() -> str:
     """The terminal device a human seat plays on (this command's own); bad input if there is none."""
-    import os
 
     for stream in (sys.stdin, sys.stdout):
         try:
@@ -864,127 +712,7 @@ def new_bot_cmd(
     typer.echo(f'  arena play basic greedy "{bot_command(lang)}"')
 
 
-@app.command(name="match")
-def match_cmd(
-    bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy, greedy-eps10), a command line in quotes, or stdio:COMMAND.")],
-    bot_b: Annotated[str, typer.Argument(help="Bot B, the same way; H1 says A is stronger than B.")],
-    variant: Annotated[str, typer.Option("--variant", help="Preset name.")],
-    test_kind: Annotated[str, typer.Option("--test", help="margin: nElo of the duplicate pairs' score differences (default); penta: logistic Elo of placings only, heads-up pentanomial.")] = "margin",
-    seats: Annotated[int, typer.Option("--seats", help="Table size, 2 to 6; above 2 needs --opponents.")] = 2,
-    opponents: Annotated[str | None, typer.Option("--opponents", help="BOT,BOT,...: the seats - 1 bots A and B each face, in the same seat on the same deal.")] = None,
-    elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this much stronger than B (nElo for margin, Elo for penta).")] = 0.0,
-    elo1: Annotated[float | None, typer.Option("--elo1", help="H1: A is this much stronger than B (default: 20 nElo for margin, 10 Elo for penta).")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
-    beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
-    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 5000,
-    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Games at once.")] = 1,
-    no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
-    drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify to journal.rejected.jsonl and go on, instead of stopping.")] = False,
-    deals: Annotated[Path | None, typer.Option("--deals", help="A deal suite file (32 bytes; made if missing): the cards come from it, not from the folder's secret.key, so two folders or organisers deal alike.")] = None,
-) -> None:
-    """Duplicate pairs between two bots until a sequential test (SPRT) decides whether A is stronger than B."""
-    from dataclasses import replace
-
-    from arena.tournament import match
-    from arena.tournament.config import TOURNAMENT_TIME, output_problem
-    from arena.tournament.sprt import Sprt
-
-    if test_kind not in match.TESTS:
-        fail(f"--test: expected one of {', '.join(match.TESTS)}, got {test_kind!r}")
-    if elo1 is None:
-        elo1 = 20.0 if test_kind == match.MARGIN else 10.0
-    try:
-        test = match.Test(test_kind, Sprt(elo0, elo1, alpha, beta), others=opponents is not None)
-    except ValueError as e:
-        fail(f"--elo0/--elo1/--alpha/--beta: {e}")
-    if max_pairs < 1:
-        fail(f"--max-pairs: expected at least 1, got {max_pairs}")
-    if time_ms < 1:
-        fail(f"--time-ms: expected at least 1, got {time_ms}")
-    if not 1 <= concurrency <= 256:
-        fail(f"--concurrency: expected 1 to 256, got {concurrency}")
-    if not 2 <= seats <= 6:
-        fail(f"--seats: expected 2 to 6, got {seats}")
-    others = [] if opponents is None else [x.strip() for x in opponents.split(",")]
-    if any(not x for x in others):
-        fail(f"--opponents: expected BOT,BOT,... without empty names, got {opponents!r}")
-    if (seats > 2 or others) and len(others) != seats - 1:
-        fail(f"--opponents: a {seats}-seat match needs {seats - 1} opponent(s), got {len(others)}")
-    args = [bot_a, bot_b, *others]
-    specs = _unique_names([_bot_spec(arg, i, False) for i, arg in enumerate(args)])
-    for seat, (arg, spec) in enumerate(zip(args, specs)):
-        if spec.remote:
-            fail(f"bot {arg!r}: a match starts its bots itself; remote:NAME is for `arena play`")
-        _check_bot(seat, arg, spec)
-    folder = out or Path("results") / f"match-{specs[0].name}-vs-{specs[1].name}".replace("/", "_")
-    if (problem := output_problem(folder)) is not None:
-        fail(f"--out: {problem}")
-    t, errors = match.tournament(specs[0], specs[1], variant, max_pairs, replace(TOURNAMENT_TIME, decision_ms=time_ms),
-                                 folder.resolve(), sandbox=not no_sandbox, concurrency=concurrency,
-                                 seats=seats, opponents=specs[2:])
-    if t is None:
-        fail("; ".join(f"--{e.key}: {e.message}" if e.key == "variant" else f"{e.key}: {e.message}" if e.key else e.message
-                       for e in errors))
-    if deals is not None:  # loaded (or made) by the runner, like a tournament file's deals = PATH
-        t = replace(t, deals=str(deals.resolve()))
-    _check_sandbox(t.sandbox)
-    typer.echo(match.header_line(t, test))
-    printed: list[int] = []
-
-    def on_pair(r: match.Report) -> None:
-        printed.append(r.pairs)
-        typer.echo(r.progress_line())
-
-    try:
-        final, summary = match.play(t, test, resume=resume, on_pair=on_pair, drop_bad_lines=drop_bad_lines)
-    except ArenaError as e:
-        e.retry = f"the same `arena match` command with --resume --out {folder}"
-        raise
-    if printed[-1:] != [final.pairs]:
-        typer.echo(final.progress_line())
-    if summary is not None and summary.interrupted and final.verdict is None:
-        typer.echo(f"interrupted after {final.pairs} pair(s); continue with the same command and --resume --out {folder}",
-                   err=True)
-        raise typer.Exit(130)
-    typer.echo(final.verdict_line(max_pairs))
-
-
-@app.command(name="check-bot")
-def check_bot_cmd(
-    bot: Annotated[str, typer.Argument(help="A sample bot (random, greedy), a command line in quotes, e.g. \"node sample_bots/js/bot.js\", or stdio:COMMAND.")],
-    variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
-    seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
-    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
-    tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
-    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
-) -> None:
-    """Protocol compliance run against one bot: one line per check, exit 1 on any failure."""
-    from arena.referee.compliance import check_bot
-    from arena.settings import split_transport
-    from arena.untrusted import shown
-
-    command, transport = split_transport(bot, stdio)
-    if tcp and transport == "stdio":
-        fail("--tcp gives a ZeroMQ bot a TCP endpoint; a stdio bot has none: drop --tcp, or --stdio (stdio:)")
-    if tcp and transport == "zmq":
-        transport = "tcp"
-    if (odd := _odd_in_bot_folder(command)) is not None:
-        fail(f"bot {command!r} cannot be started: {odd}")
-    _check_sandbox(sandbox)
-    try:
-        report = check_bot(command, variant or None, transport, seed, time_ms, out=lambda line: typer.echo(shown(line)), start_ms=start_ms,
-                           sandbox=sandbox)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: every bot process was stopped", err=True)
-        raise typer.Exit(130) from None
-    raise typer.Exit(0 if report.ok else 1)
-
-
+from arena.cli import match  # noqa: E402, F401 - registers match and check-bot here, in this order in --help
 from arena.ladder.cli import ladder_app  # noqa: E402 - its commands live with the ladder (arena/ladder/cli.py)
 
 app.add_typer(ladder_app, name="ladder")
