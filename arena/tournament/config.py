@@ -432,8 +432,10 @@ class _Checker:
         output = self.string(data, "output", (), default=f"results/{name}")
         if output is not None and "\0" in output:
             self.err(("output",), "expected a folder path without NUL characters")
+            output = None
         elif output is not None and not output.isprintable():
             self.err(("output",), f"expected a folder path without control characters (it is printed), got {output!r}")
+            output = None
         ladder = self.boolean(data, "ladder_points", (), default=False)
         records = self.boolean(data, "records", (), default=True)
         max_games = self.integer(data, "max_games", (), default=MAX_GAMES, minimum=1)
