@@ -202,11 +202,43 @@ def program_file(program: list[str], cwd: Path) -> Path | None:
     if os.path.basename(word).rstrip("0123456789.") not in INTERPRETERS:
         own = sb.program_folders([word], cwd, files=True) if "/" in word else []
         return own[0] if own else None  # an executable of the bot's
-    after = [(i, w) for i, w in enumerate(program) if i and not w.startswith("-")]
-    if not after or program[after[0][0] - 1] in ("-c", "-e", "-m"):
-        return None  # code on the command line (python -c, perl -e, python -m): no file runs
-    found = sb.program_folders([after[0][1]], cwd, files=True)
+    at = script_index(program)
+    if at is None:
+        return None  # code on the command line (python -c, perl -e, python -m), or an option we cannot read
+    found = sb.program_folders([program[at]], cwd, files=True)
     return found[0] if found else None
+
+
+# Options that take no argument and may come between an interpreter and its script.  Any other
+# option could hide a file name (python3 -W FILE -c CODE binds FILE), so it is not guessed at.
+FLAG_OPTIONS = frozenset({"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q", "-b", "-bb", "-P", "-w"})
+
+
+def script_index(program: list[str]) -> int | None:
+    """Where the script is in an interpreter's command line: the first word after the interpreter
+    and its argument-less flags (``FLAG_OPTIONS``), or None when code is given inline or another
+    option comes first."""
+    for i, word in enumerate(program[1:], start=1):
+        if word in FLAG_OPTIONS:
+            continue
+        return None if word.startswith("-") else i
+    return None
+
+
+def script_problem(program: list[str]) -> str | None:
+    """Why a sandboxed bot without ``cwd`` cannot be shown its program by its command line alone
+    (an option before the script could name any file into its view), or None."""
+    if not program or os.path.basename(program[0]).rstrip("0123456789.") not in INTERPRETERS:
+        return None
+    if script_index(program) is not None:
+        return None
+    words = [w for w in program[1:] if w.startswith("-") and w not in FLAG_OPTIONS]
+    if words and words[0] in ("-c", "-e", "-m") and len(program) > 2 and all(
+            w in FLAG_OPTIONS for w in program[1:program.index(words[0])]):
+        return None  # inline code: no file is shown
+    return (f"a bot without cwd may put only argument-less flags ({' '.join(sorted(FLAG_OPTIONS))}) before its "
+            f"script; {words[0] if words else program[1] if len(program) > 1 else ''!r} is not one: give the bot a "
+            "cwd (its folder) instead")
 
 
 def _world_readable(path: Path, folder: Path) -> bool:

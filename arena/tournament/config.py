@@ -690,6 +690,11 @@ class _Checker:
                 problem = command_problem(command, base_dir / cwd if cwd else base_dir, strings, bundled)
                 if problem is None and cwd and data.get("sandbox", True) is not False:
                     problem = _outside_folder(command, base_dir / cwd, strings)
+                if problem is None and not cwd and data.get("sandbox", True) is not False \
+                        and command.split()[0] not in bundled:
+                    from arena.referee.launch import command_line, script_problem
+
+                    problem = script_problem(command_line(command))
                 if problem:
                     self.err(path + ("command",), problem)
             transport = self.string(b, "transport", path, default="zmq", choices=TRANSPORTS)

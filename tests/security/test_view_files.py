@@ -83,7 +83,10 @@ def test_the_program_file_is_the_interpreters_script_or_the_executable(tmp_path)
     (tmp_path / "data.txt").write_text("")
     (tmp_path / "run").write_text("")
     cases = {("python3", "bot.py", "data.txt"): "bot.py", ("python3.11", "-u", "bot.py"): "bot.py",
-             ("/usr/bin/node", "--stack-size=99", "bot.py", "data.txt"): "bot.py", ("./run", "data.txt"): "run",
+             ("/usr/bin/node", "bot.py", "data.txt"): "bot.py", ("./run", "data.txt"): "run",
+             # an option that may take an argument hides what the script is: nothing is guessed
+             ("/usr/bin/node", "--stack-size=99", "bot.py"): None, ("python3", "-W", "data.txt", "-c", "x"): None,
+             ("python3", "-X", "data.txt", "bot.py"): None, ("python3", "-u", "-B", "bot.py"): "bot.py",
              ("cat", "data.txt"): None, ("/bin/cat", "data.txt"): None, ("python3", "-c", "x", "data.txt"): None,
              ("python3", "-m", "data.txt"): None, ("python3", "missing.py"): None}
     for argv, expected in cases.items():
@@ -132,3 +135,27 @@ def test_the_results_copies_of_the_tournament_and_the_bots_are_0600_whatever_the
         os.umask(old)
     assert stat.S_IMODE(resolved.stat().st_mode) == 0o600
     assert stat.S_IMODE((out / fingerprints.BOTS_FILE).stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("command,refused", [
+    ('python3 -W bots/victim/bot.py -c "print(1)"', "'-W' is not one"),
+    ("python3 -X importtime solo.py", "'-X' is not one"),
+    ("node -r ./victim.js solo.js", "'-r' is not one"),
+    ("python3 -u solo.py", None),
+    ('python3 -c "print(1)"', None),
+])
+def test_validate_refuses_an_option_before_the_script_of_a_bot_without_cwd(tmp_path, command, refused):
+    """Round four: ``python3 -W FILE -c CODE`` had FILE (another entrant's program) bound into the
+    view of a bot without cwd; such a command line is refused with the fix (give it a cwd)."""
+    from arena.tournament.config import validate_text
+
+    (tmp_path / "solo.py").write_text("")
+    (tmp_path / "solo.js").write_text("")
+    text = ('name = "t"\nvariant = "basic"\n[[bots]]\nname = "a"\ncommand = "greedy"\n'
+            "[[bots]]\nname = \"b\"\ncommand = '''" + command + "'''\n")
+    _t, errors = validate_text(text, base_dir=tmp_path, file=str(tmp_path / "t.toml"))
+    problems = [str(e) for e in errors]
+    if refused is None:
+        assert not [p for p in problems if "command" in p], problems
+    else:
+        assert any(refused in p and "give the bot a cwd" in p for p in problems), problems
