@@ -85,7 +85,7 @@ def _batch_tournament(root: Path, s: LadderSettings, number: int, tables: list[t
     per_round = len(tables) * schedule.seatings_per_set(replace(s.base, bots=tuple(bots))) * s.base.deal_sets
     return replace(s.base, name=f"{s.base.name}-batch-{number:06d}", bots=tuple(bots), format="swiss",
                    games=per_round, seed=number, base_dir=str(root), output=str(root / BATCHES / f"{number:06d}"),
-                   max_tables=None, challengers=(), history=())
+                   max_tables=None, challengers=(), history=(), limits=s.limits)
 
 
 def new_batch(root: Path, s: LadderSettings, number: int, tables: list[tuple[str, ...]],

@@ -236,10 +236,13 @@ def read_resolved(folder: str | Path) -> Tournament:
 _TOP_KEYS = ("name", "variant", "rules", "bots", "seats", "deal_sets", "seating", "max_tables", "time",
              "failures", "concurrency", "seed", "output", "ladder_points", "records", "base_dir", "max_games",
              "sandbox", "twin_suits", "format", "challengers", "history", "executor", "games", "deals", "deals_id",
-             "top", "top_order", "uneven")
+             "top", "top_order", "uneven", "limits")
 _BOT_KEYS = ("name", "command", "cwd", "env", "transport", "limits", "data", "ship", "remote")
 _EXECUTOR_KEYS = ("cluster", "listen", "remote_wait_s")
 _LIMIT_KEYS = tuple(f.name for f in fields(Limits))
+# The most a bot's own `limits` may ask when the tournament's [limits] does not say (an entrant
+# writes its own entry: without a ceiling it could give itself the machine).  [limits] raises them.
+LIMIT_CEILINGS = {"memory_mb": 4096, "processes": 256, "data_mb": 1024}
 _TIME_KEYS = tuple(f.name for f in fields(TimeControl))
 _FAILURE_KEYS = FAILURE_KINDS + ("strikes",)
 _MISSING = object()
@@ -310,6 +313,7 @@ class _Checker:
         self.where = where
         self.file = file
         self.errors: list[ConfigError] = []
+        self.top_limits = Limits()  # the tournament's [limits], read before its bots
 
     def err(self, path: tuple[Part, ...], message: str) -> None:
         self.errors.append(ConfigError(_key_str(path), self.where.find(path), message, self.file))
@@ -398,6 +402,7 @@ class _Checker:
             base_dir = file_dir
 
         rules, players = self.rules(data)
+        self.top_limits = self.limits_table(data)
         bots = self.bots(data, base_dir, bundled, check_commands)
 
         seats = self.integer(data, "seats", (), minimum=2)
@@ -465,6 +470,7 @@ class _Checker:
             top=top,
             top_order=bool(top_order),
             uneven=bool(uneven) or top is not None,
+            limits=self.top_limits,
             deals=deals,
             deal_key=deal_key,
         )
@@ -638,6 +644,25 @@ class _Checker:
             return (rs if len(self.errors) == before else None), rs.players
         return None, None
 
+    def limits_table(self, data: dict[str, Any]) -> Limits:
+        """The tournament's ``[limits]``: every bot's default, and the ceiling of what its own asks."""
+        lim = self.table(data, "limits", ())
+        self.unknown_keys(lim, _LIMIT_KEYS, ("limits",))
+        return Limits(**{k: self.integer(lim, k, ("limits",), default=None, minimum=1) for k in _LIMIT_KEYS})
+
+    def bot_limits(self, lim: Mapping[str, Any], path: tuple[Part, ...]) -> Limits:
+        """A bot's own ``limits``, each at most the tournament's ceiling, the tournament's where unset."""
+        top = self.top_limits
+        values: dict[str, int | None] = {}
+        for k in _LIMIT_KEYS:
+            v = self.integer(lim, k, path, default=None, minimum=1)
+            ceiling = getattr(top, k) or LIMIT_CEILINGS.get(k)
+            if v is not None and ceiling is not None and v > ceiling:
+                self.err(path + (k,), f"expected at most {ceiling}, the tournament's ceiling (the organiser may "
+                                      f"raise it with [limits] {k} = N), got {v}")
+            values[k] = v if v is not None else getattr(top, k)
+        return Limits(**values)
+
     def bots(self, data: dict[str, Any], base_dir: Path, bundled: frozenset[str],
              check_commands: bool) -> tuple[BotSpec, ...] | None:
         raw = data.get("bots", _MISSING)
@@ -719,8 +744,7 @@ class _Checker:
                                               "hold only files and folders (reading it would hang): remove it")
             lim = self.table(b, "limits", path)
             self.unknown_keys(lim, _LIMIT_KEYS, path + ("limits",))
-            limits = Limits(**{k: self.integer(lim, k, path + ("limits",), default=None, minimum=1)
-                               for k in _LIMIT_KEYS})
+            limits = self.bot_limits(lim, path + ("limits",))
             if len(self.errors) == before:
                 out.append(BotSpec(name=name, command=command, cwd=cwd, env=dict(env), transport=transport,
                                    limits=limits, data=bot_data))

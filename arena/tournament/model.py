@@ -13,6 +13,7 @@ from arena.rules.options import RuleSet
 from arena.settings import (
     BotSpec,
     FailurePolicy,
+    Limits,
     TimeControl,
 )
 from arena.tournament.deals import fingerprint
@@ -81,6 +82,7 @@ class Tournament:
     top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
     top_order: bool = False             # with top: their order too, not only who they are
     uneven: bool = False                # adaptive only: seats by how contested each bot is (implied by top)
+    limits: Limits = field(default_factory=Limits)  # [limits]: every bot's default and the ceiling of its own
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
     deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
@@ -119,6 +121,8 @@ class Tournament:
             out["top_order"] = self.top_order
         if self.uneven:
             out["uneven"] = True
+        if self.limits.to_data():
+            out["limits"] = self.limits.to_data()
         out |= {
             "deal_sets": self.deal_sets,
             "seating": self.seating,

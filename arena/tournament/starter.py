@@ -59,6 +59,8 @@ def starter_toml() -> str:
 #              limits = { memory_mb = 512, cpu_seconds = 60, processes = 16, data_mb = 256 },
 #              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA;
 #              at most data_mb MiB, default 256)
+# [limits]     every bot's limits where its entry sets none, and the ceiling of what an entry may ask
+#              (built-in ceilings: memory_mb 4096, processes 256, data_mb 1024; [limits] raises them)
 
 """
     body = tomli_w.dumps(data)
