@@ -93,10 +93,11 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if not _fast_tier(item):
         yield
         return
-    wall, cpu, queued = time.monotonic(), time.process_time(), _queued_s()
+    # the test's own thread: the process's CPU also holds xdist's and other tests' leftover threads
+    wall, cpu, queued = time.monotonic(), time.thread_time(), _queued_s()
     with _Watch() as watch:
         yield
-    cpu, own = time.process_time() - cpu, time.monotonic() - wall - (_queued_s() - queued)
+    cpu, own = time.thread_time() - cpu, time.monotonic() - wall - (_queued_s() - queued)
     cpu_s, own_s = _bound("ARENA_GUARD_CPU_S", CPU_S), _bound("ARENA_GUARD_OWN_S", OWN_S)
     if watch.started:
         item.stash[_FOUND] = f"it starts a process ({watch.started[0]})"

@@ -381,6 +381,9 @@ def _first_seat(folder: Path) -> Callable[[int, int], int | None] | None:
 def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: bool, sign: float, seed: int,
                resamples: int, problems: list[str], league: bool = False,
                first_seat: Callable[[int, int], int | None] | None = None, top: int | None = None) -> Standings:
+    # in game order, not journal order: parallel workers finish games in any order, and every sum below
+    # must come out the same to the last bit (the same games, the same standings)
+    entries = sorted(entries, key=lambda e: e.index)
     names = ratings.bot_order(entries, bots)
     fit = ratings.league_fit(entries, names) if league and entries else None  # Settled's
     rfit = ratings.rating_fit(entries, names)

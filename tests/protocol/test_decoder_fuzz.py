@@ -179,6 +179,7 @@ def test_invalid_utf8_and_nuls_spliced_into_a_message(msg_type: str, junk: bytes
     check(text[:at] + b"\xff\xfe\xc0\x80" + text[at:])
 
 
+@pytest.mark.slow  # 300 examples: over the fast tier's second of CPU on a loaded machine
 @FUZZ
 @given(st.text(max_size=200))
 def test_text_instead_of_bytes(text: str) -> None:
