@@ -199,7 +199,7 @@ def program_file(program: list[str], cwd: Path) -> Path | None:
     if not program:
         return None
     word = program[0]
-    if os.path.basename(word).rstrip("0123456789.") not in INTERPRETERS:
+    if not _is_interpreter(word):
         own = sb.program_folders([word], cwd, files=True) if "/" in word else []
         return own[0] if own else None  # an executable of the bot's
     at = script_index(program)
@@ -214,31 +214,34 @@ def program_file(program: list[str], cwd: Path) -> Path | None:
 FLAG_OPTIONS = frozenset({"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q", "-b", "-bb", "-P", "-w"})
 
 
+def _is_interpreter(word: str) -> bool:
+    return os.path.basename(word).rstrip("0123456789.") in INTERPRETERS
+
+
+def _first_option(program: list[str]) -> tuple[int, str] | None:
+    """The first word after the interpreter that is not an argument-less flag, with its place."""
+    return next(((i, w) for i, w in enumerate(program[1:], start=1) if w not in FLAG_OPTIONS), None)
+
+
 def script_index(program: list[str]) -> int | None:
     """Where the script is in an interpreter's command line: the first word after the interpreter
     and its argument-less flags (``FLAG_OPTIONS``), or None when code is given inline or another
     option comes first."""
-    for i, word in enumerate(program[1:], start=1):
-        if word in FLAG_OPTIONS:
-            continue
-        return None if word.startswith("-") else i
-    return None
+    first = _first_option(program)
+    return first[0] if first and not first[1].startswith("-") else None
 
 
 def script_problem(program: list[str]) -> str | None:
     """Why a sandboxed bot without ``cwd`` cannot be shown its program by its command line alone
     (an option before the script could name any file into its view), or None."""
-    if not program or os.path.basename(program[0]).rstrip("0123456789.") not in INTERPRETERS:
+    if not program or not _is_interpreter(program[0]):
         return None
-    if script_index(program) is not None:
-        return None
-    words = [w for w in program[1:] if w.startswith("-") and w not in FLAG_OPTIONS]
-    if words and words[0] in ("-c", "-e", "-m") and len(program) > 2 and all(
-            w in FLAG_OPTIONS for w in program[1:program.index(words[0])]):
-        return None  # inline code: no file is shown
+    first = _first_option(program)
+    if first is None or not first[1].startswith("-") or first[1] in ("-c", "-e", "-m"):
+        return None  # a script right after the flags, or inline code: no other file is shown
+    word = first[1]
     return (f"a bot without cwd may put only argument-less flags ({' '.join(sorted(FLAG_OPTIONS))}) before its "
-            f"script; {words[0] if words else program[1] if len(program) > 1 else ''!r} is not one: give the bot a "
-            "cwd (its folder) instead")
+            f"script; {word!r} is not one: give the bot a cwd (its folder) instead")
 
 
 def _world_readable(path: Path, folder: Path) -> bool:
