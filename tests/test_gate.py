@@ -244,8 +244,10 @@ def test_a_multipart_bomb_in_a_game_is_charged_oversized_not_a_crash(tmp_path, m
         assert "oversized" in kinds and "crash" not in kinds, result.failure_log
         assert any(r.startswith("a message of 2097152 bytes") for r in reasons), reasons
         assert not any("too big for its gate" in r for r in reasons), reasons  # libzmq's gate ran out of memory
-    else:  # libzmq assembles the message whole first, and the gate may run out of memory: charged somehow
-        assert kinds, result.failure_log
+    else:  # libzmq assembles the message whole first: the gate may run out of memory (charged), or
+        # ZMQ_MAXMSGSIZE drops the connection unseen and the bot, reconnecting, goes on uncharged
+        assert kinds <= {"oversized", "crash", "malformed", "stale", "timeout"}, result.failure_log
+        assert result.failure_log or result.placings, result.failure_log
 
 
 def test_zmtp_gate_holds_at_most_64_connections(tmp_path, ctx, no_leaks):
