@@ -15,6 +15,12 @@ third (new versions of some entrants among them) after the second.  Prints one J
 - the runner's and the workers' memory (journal ``runner_rss_mb``, ``worker_rss_mb``), first tenth
   of the games against the last tenth;
 - nothing lost: every batch's journal holds each of its games once, none lost across the kills.
+
+    python3 -m bench.ladder_run --out /tmp/ladder-snap --snapshot-games 20000
+
+times ``snapshot`` alone on a ladder of that many signed games made by hand (20 entrants, 100 games a
+batch): the first call (every journal read and verified, the fit), a call with nothing new (the
+cache), and a call after one more game (that batch's journal read again, the fit).
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ import sys
 import time
 from pathlib import Path
 
+from arena.integrity import folder_key, make_key
+from arena.ladder import games as ladder_games_module
 from arena.ladder import layout
 from arena.ladder.snapshot import snapshot
 from arena.tournament import schedule
 from arena.tournament.config import read_resolved
-from arena.tournament.journal import read
+from arena.tournament.journal import Journal, JournalEntry, read
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "arena.cli", "ladder"]
@@ -102,13 +110,65 @@ def placed_after(points: list[list[float]], final: float, within: float = 100.0)
     return at
 
 
+def _game(i: int, seats: list[str], first: int) -> JournalEntry:
+    return JournalEntry(index=i, game_id=f"g{i:06d}", table=i // 2, set=0, seating=i % 2, seats=seats,
+                        placings=[1, 2] if first == 0 else [2, 1], totals=[0, 0], failures=[{}, {}], record=None)
+
+
+def snapshot_figure(out: Path, n_games: int, per_batch: int = 100, entrants: int = 20) -> dict[str, object]:
+    """``snapshot`` timed on a hand-made ladder of ``n_games`` signed games (no bot runs)."""
+    import random
+
+    root = out / "ladder"
+    subprocess.run(CLI + ["init", str(root), "--variant", "basic", "--seats", "2", "--name", "snap"], cwd=ROOT,
+                   check=True, capture_output=True)
+    names = [f"e{i:02d}" for i in range(entrants)]
+    layout.save_registry(root, {n: [{"version": 1, "submitted": "t0", "fingerprint": n, "status": "active",
+                                     "reason": None, "command": "python3 bot.py", "transport": "zmq"}] for n in names})
+    rng = random.Random(1)
+    strength = {n: rng.gauss(0, 1) for n in names}
+    number = 0
+    for start_at in range(0, n_games, per_batch):
+        number += 1
+        folder = root / "batches" / f"{number:06d}"
+        folder.mkdir(parents=True)
+        key = make_key(folder)
+        with Journal(folder, key) as j:
+            for i in range(min(per_batch, n_games - start_at)):
+                a, b = rng.sample(names, 2)
+                p = 1 / (1 + 10 ** ((strength[b] - strength[a]) * 0.7))
+                j.append(_game(i, [f"{a}.v1", f"{b}.v1"], 0 if rng.random() < p else 1))
+    timings = {}
+    t0 = time.perf_counter()
+    snap = snapshot(root)
+    timings["first_s"] = round(time.perf_counter() - t0, 3)
+    reads = ladder_games_module.reads
+    t0 = time.perf_counter()
+    snapshot(root)
+    timings["cached_s"] = round(time.perf_counter() - t0, 5)
+    timings["journals_read_by_cached_call"] = ladder_games_module.reads - reads
+    folder = root / "batches" / f"{number:06d}"
+    with Journal(folder, folder_key(folder) or b"") as j:
+        j.append(_game(per_batch + 1, ["e00.v1", "e01.v1"], 0))
+    reads = ladder_games_module.reads
+    t0 = time.perf_counter()
+    snapshot(root)
+    timings["after_one_game_s"] = round(time.perf_counter() - t0, 3)
+    timings["journals_read_after_one_game"] = ladder_games_module.reads - reads
+    return {"games": snap["ladder"]["games"], "batches": number, "entrants": entrants, **timings}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--minutes", type=float, default=15.0)
+    ap.add_argument("--snapshot-games", type=int, default=0, help="time snapshot() alone on this many games")
     a = ap.parse_args()
     shutil.rmtree(a.out, ignore_errors=True)
     a.out.mkdir(parents=True)
+    if a.snapshot_games:
+        print(json.dumps(snapshot_figure(a.out, a.snapshot_games), indent=1))
+        return
     root, tmp, log = a.out / "ladder", a.out / "src", a.out / "run.log"
     subprocess.run(CLI + ["init", str(root), "--variant", "basic", "--seats", "2", "--name", "bench"], cwd=ROOT, check=True)
     text = (root / "ladder.toml").read_text()

@@ -244,6 +244,38 @@ def test_a_journal_line_that_does_not_verify_is_not_counted(tmp_path: Path) -> N
     assert snapshot(root)["ladder"]["games"] == 23
 
 
+def test_the_snapshot_is_cached_until_a_file_it_reads_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.ladder import games
+    from arena.ladder import snapshot as snapshot_module
+
+    root = fake_ladder(tmp_path)
+    opened: list[str] = []
+    real = games.read
+
+    def counting(folder: Path, *a: object, **k: object) -> object:
+        opened.append(Path(folder).name)
+        return real(folder, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(games, "read", counting)
+    first = snapshot(root)
+    assert sorted(opened) == ["000001", "000002"]
+    opened.clear()
+    assert snapshot(root) is first and opened == []  # nothing new: no journal read, no fit
+    folder = root / "batches" / "000002"
+    with Journal(folder, folder_key(folder) or b"") as j:
+        j.append(_entry(12, ["alice.v1", "bob.v2"], [2, 1]))
+    second = snapshot(root)
+    assert opened == ["000002"] and second["ladder"]["games"] == 25  # only the journal that grew is read again
+    opened.clear()
+    reg = layout.registry(root)
+    reg["bob"][1]["status"] = "suspended"
+    layout.save_registry(root, reg)
+    third = snapshot(root)
+    assert opened == [] and third["entrants"]["bob"]["versions"][1]["status"] == "suspended"  # a registry change only
+    games._cache.clear()
+    assert json.dumps(third, sort_keys=True) == json.dumps(snapshot_module.compute(root), sort_keys=True)
+
+
 # -- the final's size and the export ----------------------------------------------------------------
 
 def test_the_final_is_sized_from_the_precision_goal(tmp_path: Path) -> None:

@@ -22,24 +22,33 @@ bot's output (``entrants/NAME/vN/logs/``) or null.  Nothing here is secret: no k
 host path, no bot's command or environment, no other entrant's log.  Entrant-made text is in it as
 it came: a version's ``reason`` may quote its bot's own output (a check's FAIL line), and names are
 the entrants' choice within ``layout.NAME_RE``: a page escapes every string (``arena.untrusted``).
+
+Cached: a snapshot is kept with the ``games.stamp`` of every file it is made from (ladder.toml, the
+state, the registry, the history, each batch's and the final's journal and key, the batch list), and
+handed out again while none changed; a page load with nothing new reads no journal and fits nothing.
+What else it shows is written before one of those changes (a check's report before the registry
+entry, a batch's logs before its history line, a record before its journal line).  The dict is
+shared between callers: read it, never change it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from arena.failures import KINDS
-from arena.ladder.games import LadderGame, ladder_games, record_of
+from arena.ladder.games import LadderGame, Stamp, ladder_games, record_of, stamp
 from arena.ladder.layout import (
     CHECK_FILE,
     FINAL,
     HISTORY_FILE,
     LADDER_FILE,
     REGISTRY_FILE,
+    STATE_FILE,
     batch_dirs,
     bot_id,
     registry,
@@ -47,6 +56,7 @@ from arena.ladder.layout import (
     state,
     version_dir,
 )
+from arena.tournament.journal import JOURNAL_FILE
 from arena.tournament.ratings import Rating, rate
 
 RECENT = 20       # recent games kept per entrant
@@ -119,9 +129,38 @@ def _final(root: Path) -> dict[str, Any] | None:
     return {"games": len(games), "standings": rows}
 
 
+_lock = threading.Lock()
+_cached: dict[str, tuple[tuple[tuple[str, ...], Stamp], dict[str, Any]]] = {}  # ladder -> (its stamp, snapshot)
+MAX_LADDERS = 16  # ladders whose snapshot is kept (a process serves one, tests make many)
+
+
+def _stamp(root: Path) -> tuple[tuple[str, ...], Stamp]:
+    batches = batch_dirs(root)
+    files = [root / LADDER_FILE, root / STATE_FILE, root / REGISTRY_FILE, root / HISTORY_FILE]
+    for folder in [*batches, root / FINAL]:
+        files += [folder / JOURNAL_FILE, folder / "secret.key"]
+    return tuple(b.name for b in batches), stamp(*files)
+
+
 def snapshot(dir: Path) -> dict[str, Any]:
-    """The ladder in ``dir`` as one JSON-ready dict (the shape above)."""
+    """The ladder in ``dir`` as one JSON-ready dict (the shape above); the cached one while nothing changed."""
     root = Path(dir)
+    where = str(root.resolve())
+    now = _stamp(root)  # taken before reading: a change while it is made makes the next call read again
+    with _lock:
+        held = _cached.get(where)
+    if held is not None and held[0] == now:
+        return held[1]
+    snap = compute(root)
+    with _lock:
+        if len(_cached) >= MAX_LADDERS:
+            _cached.clear()
+        _cached[where] = (now, snap)
+    return snap
+
+
+def compute(root: Path) -> dict[str, Any]:
+    """The snapshot made now (``snapshot`` without its own cache; each batch's games are still cached)."""
     with open(root / LADDER_FILE, "rb") as f:
         settings = tomllib.load(f)
     entrants = registry(root)
