@@ -25,7 +25,6 @@ FORMATS: tuple[str, ...] = ("round_robin", "gauntlet", "swiss", "adaptive", "mat
 LEAGUES: tuple[str, ...] = ("swiss", "adaptive")  # tables chosen round by round, within a ``games`` budget
 TWIN_SUITS: tuple[str, ...] = ("same", "permute")
 TRANSPORTS: tuple[str, ...] = _settings.TRANSPORTS
-_TIME_CHOICES: dict[str, tuple[str, ...] | None] = {"clock": _settings.CLOCKS}
 # Tournaments charge each decision the CPU time of the bot's processes: a busy machine (more games
 # than cores, a neighbour that floods its own socket) then costs an honest bot nothing.
 TOURNAMENT_TIME = TimeControl(clock="cpu")
@@ -79,14 +78,14 @@ class Tournament:
     history: tuple[Generation, ...] = ()  # the schedules before --resume grew it (arena.tournament.growth)
     executor: Executor = Executor()     # not in to_toml_data: the same games wherever they are played
     games: int | None = None            # swiss and adaptive only: the game budget (rounded up to whole rounds)
+    deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
     top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
     top_order: bool = False             # with top: their order too, not only who they are
     uneven: bool = False                # adaptive only: seats by how contested each bot is (implied by top)
     limits: Limits = field(default_factory=Limits)  # [limits]: every bot's default and the ceiling of its own
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file
-    deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
-    deal_key: bytes | None = field(default=None, compare=False, repr=False)  # its 32 bytes, once loaded
+    deal_key: bytes | None = field(default=None, compare=False, repr=False)  # the deal suite's 32 bytes, once loaded
     source: str = field(default="", compare=False)
     arena_files: tuple[str, ...] = field(default=(), compare=False)
 

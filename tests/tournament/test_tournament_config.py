@@ -76,6 +76,35 @@ def test_minimal_file_gets_every_default(tmp_path: Path) -> None:
     assert t.bots[0].transport == "zmq" and t.bots[0].is_bundled()
 
 
+def test_a_file_without_a_key_gets_the_value_types_default(tmp_path: Path) -> None:
+    """The defaults are written once, in Tournament, BotSpec and Executor: a file that leaves a key out
+    gets the field's default, and every field a file may set is a key the checker accepts."""
+    from dataclasses import MISSING, fields
+
+    from arena.settings import BotSpec
+    from arena.tournament.config import TOP_KEYS, Executor
+    from arena.tournament.config_bots import BOT_KEYS
+    from arena.tournament.config_executor import EXECUTOR_KEYS
+
+    t, errors = validate_file(write(tmp_path, GOOD))
+    assert errors == [] and t is not None
+    given = {"name", "variant", "seats", "bots", "output", "base_dir", "rules"}  # the file's or derived from it
+    for f in fields(Tournament):
+        if f.name in given or f.name in ("deal_key", "source", "arena_files"):
+            continue
+        default = f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
+        assert getattr(t, f.name) == default, f.name
+        assert f.name in TOP_KEYS, f.name
+    assert t.bots[0].transport == BotSpec.transport and t.bots[0].limits == BotSpec.limits
+    assert t.executor == Executor()
+    assert set(TOP_KEYS) == {f.name for f in fields(Tournament)} - {"deal_key", "source", "arena_files"} | {"deals_id"}
+    assert set(BOT_KEYS) >= {f.name for f in fields(BotSpec)}
+    assert set(EXECUTOR_KEYS) == {f.name for f in fields(Executor)} - {"upload"}
+    for key in set(TOP_KEYS) - {"name", "variant", "seats", "bots"}:  # each is read by name, not refused as unknown
+        _, errs = validate_file(write(tmp_path, f"{key} = 0.5\n" + GOOD))
+        assert errs and all(e.key.startswith(key) and "unknown key" not in e.message for e in errs), (key, errs)
+
+
 def test_seating_defaults_to_williams_above_four_seats(tmp_path: Path) -> None:
     bots = "".join(f'\n[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(5))
     t, errors = validate_file(write(tmp_path, 'name = "x"\nvariant = "basic"\nseats = 5\n' + bots))
