@@ -2,7 +2,9 @@
 
 ``--bots`` entrants, each ``bench/league_eps_bot.py`` with its own probability of a random move (evenly
 from 0 to ``--max-eps``: a lower one is a stronger bot), play an adaptive ``top = K`` league through
-``arena run`` in ``--out``.  After ``--kill-after`` games the run is killed with SIGKILL (its whole
+``arena run`` in ``--out``.  A sandboxed bot sees only its own folder and the client library, so the
+entrants share one folder ``--out``/bot holding the bot and a copy of the engine's packages it imports
+(compiled there first: the sandbox's view is read-only, so nothing could be cached at the first launch).  After ``--kill-after`` games the run is killed with SIGKILL (its whole
 process group), then resumed with ``--resume``; the script prints both wall times, the standings' top K
 against the true one (the K lowest epsilons) and each bot's games.
 
@@ -12,8 +14,11 @@ against the true one (the K lowest epsilons) and each bot's games.
 from __future__ import annotations
 
 import argparse
+import compileall
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def tournament(n: int, games: int, top: int, max_eps: float, concurrency: int, sandbox: bool) -> str:
-    bots = "".join(f'\n[[bots]]\nname = "eps{i:03d}"\ncommand = "python3 -m bench.league_eps_bot"\n'
-                   f'cwd = "{ROOT}"\nenv = {{ EPS = "{max_eps * i / max(1, n - 1):.4f}" }}\n' for i in range(n))
+    bots = "".join(f'\n[[bots]]\nname = "eps{i:03d}"\ncommand = "python3 league_eps_bot.py"\n'
+                   f'cwd = "bot"\nenv = {{ EPS = "{max_eps * i / max(1, n - 1):.4f}" }}\n' for i in range(n))
     return f"""\
 name = "league-real"
 variant = "basic"
@@ -42,25 +47,43 @@ seed = 7
 {bots}"""
 
 
-def run(cmd: list[str], kill_after: int | None, journal: Path) -> tuple[float, int]:
-    """Run ``cmd`` in its own process group; with ``kill_after``, SIGKILL the group at that many games."""
+def bot_folder(folder: Path) -> None:
+    """The entrants' folder: the bot and the packages it imports, readable by the seats' users."""
+    if folder.exists():
+        return  # a resumed run keeps the folder its bots were hashed with
+    skip = shutil.ignore_patterns("__pycache__", "node_modules", "js", "*.pyc")
+    for package in ("arena", "protocol", "sample_bots"):
+        shutil.copytree(ROOT / package, folder / package, ignore=skip)
+    shutil.copy2(ROOT / "bench" / "league_eps_bot.py", folder / "league_eps_bot.py")
+    compileall.compile_dir(folder, quiet=1)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def run(cmd: list[str], kill_after: int | None, journal: Path, log: Path) -> tuple[float, int]:
+    """Run ``cmd`` in its own process group, its stderr to ``log``; with ``kill_after``, SIGKILL the
+    group once that many games are journaled."""
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    with log.open("wb") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
-        if kill_after is None:
-            _, err = proc.communicate()
-            if proc.returncode:
-                sys.exit(f"arena run failed: {err.decode(errors='replace')[-2000:]}")
-        else:
-            while proc.poll() is None and _lines(journal) < kill_after:
-                time.sleep(0.2)
-            os.killpg(proc.pid, signal.SIGKILL)
-    finally:
+        while proc.poll() is None and (kill_after is None or _lines(journal) < kill_after):
+            time.sleep(0.2)
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            _kill(proc.pid)
+        elif proc.returncode:
+            sys.exit(f"arena run failed (exit {proc.returncode}): {log.read_text(errors='replace')[-2000:]}")
+        elif kill_after is not None:
+            sys.exit(f"arena run finished before {kill_after} games were journaled: lower --kill-after")
+    finally:
+        _kill(proc.pid)  # the group: a bot or worker left behind by an error dies too
         proc.wait()
     return time.monotonic() - started, _lines(journal)
+
+
+def _kill(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
 
 
 def _lines(path: Path) -> int:
@@ -82,13 +105,14 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    bot_folder(args.out / "bot")
     file = args.out / "league.toml"
     file.write_text(tournament(args.bots, args.games, args.top, args.max_eps, args.concurrency, args.sandbox))
     results = args.out / "results"
     arena = [sys.executable, "-m", "arena.cli", "run", str(file), "--out", str(results), "--progress", "none"]
-    first, done = run(arena, args.kill_after, results / "journal.jsonl")
+    first, done = run(arena, args.kill_after, results / "journal.jsonl", args.out / "run.err")
     print(f"killed (SIGKILL) after {first:.0f} s with {done} games journaled")
-    second, total = run(arena + ["--resume"], None, results / "journal.jsonl")
+    second, total = run(arena + ["--resume"], None, results / "journal.jsonl", args.out / "resume.err")
     print(f"resumed: {second:.0f} s more, {total} games in all ({first + second:.0f} s wall)")
     st = json.loads(subprocess.run([sys.executable, "-m", "arena.cli", "standings", str(results), "--format",
                                     "json"], cwd=ROOT, capture_output=True, check=True).stdout)
