@@ -516,16 +516,20 @@ def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.n
 TOP_DRAWS = 4000  # posterior draws behind Top K%: its sampling error is under 1 point
 
 
+def top_chances(strength: np.ndarray, cov: np.ndarray, top: int, seed: int) -> np.ndarray:
+    """Per bot, the printed chance that it is in the top ``top`` (bench/top_k_calibration.py calibrates it)."""
+    from arena.tournament import league_objective
+
+    draws = league_objective.posterior_draws(strength, cov, TOP_DRAWS,
+                                             league_objective.generator("arena-standings-top", seed, top))
+    return league_objective.top_probability(draws, top)
+
+
 def _with_top(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray], top: int,
               seed: int) -> list[Row]:
     """Each row with the chance its bot is in the top ``top``: the share of joint draws from the league fit's
     posterior that put it there (seeded, so the same journal shows the same figures)."""
-    from arena.tournament import league_objective
-
-    strength, cov = fit
-    draws = league_objective.posterior_draws(strength, cov, TOP_DRAWS,
-                                             league_objective.generator("arena-standings-top", seed, top))
-    chance = league_objective.top_probability(draws, top)
+    chance = top_chances(*fit, top, seed)
     pos = {b: i for i, b in enumerate(names)}
     return [replace(r, top_pct=float(chance[pos[r.bot]])) for r in rows]
 
