@@ -26,8 +26,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from arena.env.encoding import candidates
-from arena.policies import GreedyPolicy
+from arena.policies import GreedyPolicy, _legal, _partials
 from arena.rules.actions import DISCARD, STOCK, Play
 from arena.rules.cards import Card, full_deck
 from arena.rules.game import Game, Phase
@@ -35,6 +34,8 @@ from arena.rules.melds import hand_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.position import Position
+from arena.rules.search import safe_play
+from arena.rules.turn import simulate_play
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +49,20 @@ class Level:
 
 
 LEVELS: dict[str, Level] = {
-    "easy": Level(samples=16, budget_s=0.08, moves=3),
-    "medium": Level(samples=48, budget_s=0.25, moves=6),
-    "hard": Level(samples=160, budget_s=0.8, moves=10),
+    "easy": Level(samples=24, budget_s=0.1, moves=3),
+    "medium": Level(samples=96, budget_s=0.3, moves=5),
+    "hard": Level(samples=400, budget_s=0.9, moves=8),
 }
 MAX_ROLLOUT = 400  # engine steps of one rollout before it is scored as it stands
+MIN_SAMPLES = 8  # samples before a move may be dropped or chosen over greedy's
+
+
+def _paired(a: list[float], b: list[float], n: int) -> tuple[float, float]:
+    """The mean of the paired differences a - b over n samples, and its standard error."""
+    d = [x - y for x, y in zip(a, b)]
+    mean = sum(d) / n
+    var = max(sum(x * x for x in d) / n - mean * mean, 0.0)
+    return mean, math.sqrt(var / (n - 1))
 
 
 class _OutOfTime(Exception):
@@ -95,44 +105,89 @@ class HousePolicy:
     def play(self, obs: Observation) -> Play:
         if obs.drawn is None:  # a turn without a draw (the first player's extra card)
             self._remember(obs)
-        moves = candidates(self.rules, obs, self.greedy)[: self.level.moves]
+        moves = self.plays(obs)
         move = moves[0] if len(moves) == 1 else self._search(obs, moves)
         assert isinstance(move, Play)
         if move.discard is not None:
             self._after = obs.discard + [move.discard]
         return move
 
+    def plays(self, obs: Observation) -> list[Play]:
+        """The candidates searched, greedy's play first: its table play with its next-best discards
+        (greedy's own order: cards in no partial meld, higher value first), interleaved with
+        greedy's plans that hold back lay-offs or melds; at most ``level.moves``."""
+        rules, view, greedy = self.rules, obs.turn_view(), self.greedy
+        plans = greedy.plays(obs)
+        first = plans[0] if plans else safe_play(rules, view)
+        out = [first]
+        alts: list[Play] = []
+        if first.discard is not None:
+            rest = simulate_play(rules, view, first).hand + [first.discard]
+            partial = _partials(rest, rules)
+            values = greedy._values
+            order = sorted({c for c in rest if c != first.discard and not (view.took_discard and c == view.drawn)},
+                           key=lambda c: (partial[c], -values[c], c))
+            for c in order:
+                p = Play(first.actions, c)
+                if _legal(rules, view, p):
+                    alts.append(p)
+                if len(alts) >= self.level.moves:
+                    break
+        held = [p for p in plans[1:] if p != first]
+        while (alts or held) and len(out) < self.level.moves:
+            for src in (alts, alts, held):  # two discards to one held-back plan
+                if src and len(out) < self.level.moves:
+                    p = src.pop(0)
+                    if p not in out:
+                        out.append(p)
+        return out
+
     # -- search --------------------------------------------------------------
     def _search(self, obs: Observation, moves: list[str] | list[Play]) -> str | Play:
-        """Every move on the same samples (paired, so that the deal's luck cancels out); greedy's move
-        (the first) unless another beats it by more than a standard error of the paired differences."""
+        """Successive elimination on common samples: every move still in is rolled out in the same
+        sampled deals (the deal's luck cancels in the paired differences); a move is dropped once
+        the leader beats it by ``level.z`` standard errors, or when it has scored exactly as
+        another move on every sample so far (the same move in effect; the earlier is kept).  It
+        stops when one move is left, at the sample cap, or on the clock.  Greedy's move (the first)
+        is played unless another left in beats it by ``level.z`` errors, or it was dropped."""
         cpu = min(self.level.budget_s, self.cap_s)
         self._deadline = (time.process_time() + cpu, time.perf_counter() + min(self.wall_s, 1e9))
         n = len(moves)
-        diff, diff_sq = [0.0] * n, [0.0] * n  # sums of (value of move k - value of move 0)
+        vals: list[list[float]] = [[] for _ in range(n)]
+        alive = list(range(n))
         samples = 0
         try:
-            while samples < self.level.samples:
+            while samples < self.level.samples and len(alive) > 1:
                 pos, seed = self._determinize(obs), self.rng.getrandbits(32)
-                values = [self._rollout(obs, pos, seed, m) for m in moves]
-                for k in range(1, n):
-                    d = values[k] - values[0]
-                    diff[k] += d
-                    diff_sq[k] += d * d
+                row = [self._rollout(obs, pos, seed, moves[k]) for k in alive]
+                for k, v in zip(alive, row):
+                    vals[k].append(v)
                 samples += 1
+                if samples >= MIN_SAMPLES and samples % 4 == 0:
+                    alive = self._eliminate(alive, vals, samples)
         except _OutOfTime:
             pass
         self.last_samples = samples
-        if samples < 2:
-            return moves[0]
-        best, best_score = 0, 0.0
-        for k in range(1, n):
-            mean = diff[k] / samples
-            se = math.sqrt(max(diff_sq[k] / samples - mean * mean, 0.0) / (samples - 1))
-            low = mean - self.level.z * se
-            if low > best_score:
-                best, best_score = k, low
-        return moves[best]
+        if samples < MIN_SAMPLES or len(alive) == 1:
+            return moves[alive[0]] if samples >= MIN_SAMPLES else moves[0]
+        lead = max(alive, key=lambda k: sum(vals[k]))
+        if 0 not in alive or lead == 0:
+            return moves[lead]
+        mean, se = _paired(vals[lead], vals[0], samples)
+        return moves[lead] if mean > self.level.z * se else moves[0]
+
+    def _eliminate(self, alive: list[int], vals: list[list[float]], samples: int) -> list[int]:
+        lead = max(alive, key=lambda k: sum(vals[k]))
+        keep: list[int] = []
+        for k in alive:
+            if any(vals[k] == vals[j] for j in keep):
+                continue  # scores as a move kept before it (alive is in candidate order)
+            if k != lead:
+                mean, se = _paired(vals[lead], vals[k], samples)
+                if mean > self.level.z * se and mean > 0:
+                    continue
+            keep.append(k)
+        return keep
 
     def _check(self) -> None:
         cpu, wall = self._deadline

@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +55,42 @@ def deal_margin(variant: str, seats: int, seed: int, level: str, house_seat: int
     return -m if rules.scoring == "penalty" else float(m)
 
 
+def pair(variant: str, seats: int, seed: int, level: str, cap_s: float) -> tuple[float, float]:
+    """One duplicate pair (the house level in each seat in turn, on deal ``seed``): its margin and CPU seconds."""
+    t = time.process_time()
+    d = sum(deal_margin(variant, seats, seed, level, s, cap_s) for s in range(seats))
+    return d, time.process_time() - t
+
+
 def run(variant: str, seats: int, pairs: int, minutes: float, levels: list[str], cap_s: float,
-        quiet: bool = False) -> dict[str, Any]:
+        quiet: bool = False, jobs: int = 1, first: int = 0) -> dict[str, Any]:
     diffs: dict[str, list[float]] = {lv: [] for lv in levels}
     cpu: dict[str, float] = dict.fromkeys(levels, 0.0)
     stop = time.monotonic() + 60 * minutes
-    for seed in range(pairs):
-        if time.monotonic() > stop:
-            break
-        for lv in levels:
-            t = time.process_time()
-            d = sum(deal_margin(variant, seats, seed, lv, s, cap_s) for s in range(seats))
-            cpu[lv] += time.process_time() - t
-            diffs[lv].append(d)
-        if not quiet:
-            print(f"pair {seed + 1}: " + "  ".join(f"{lv} {diffs[lv][-1]:+.0f}" for lv in levels), flush=True)
-    out: dict[str, Any] = {"variant": variant, "seats": seats, "levels": {}}
+    # pairs in seed order, the levels of a seed together, so a stopped run has them on the same deals
+    tasks = [(seed, lv) for seed in range(first, first + pairs) for lv in levels]
+    with ProcessPoolExecutor(jobs) as pool:
+        running: dict[Future[tuple[float, float]], tuple[int, str]] = {}
+        done: dict[tuple[int, str], tuple[float, float]] = {}
+        while tasks or running:
+            while tasks and len(running) < jobs and time.monotonic() < stop:
+                seed, lv = tasks.pop(0)
+                running[pool.submit(pair, variant, seats, seed, lv, cap_s)] = (seed, lv)
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for f in finished:
+                key = running.pop(f)
+                done[key] = f.result()
+                if not quiet:
+                    print(f"pair {key[0]} {key[1]}: {done[key][0]:+.0f} ({done[key][1]:.1f} CPU s)", flush=True)
+    for seed in range(first, first + pairs):  # only seeds every level finished
+        if all((seed, lv) in done for lv in levels):
+            for lv in levels:
+                d, c = done[seed, lv]
+                diffs[lv].append(d)
+                cpu[lv] += c
+    out: dict[str, Any] = {"variant": variant, "seats": seats, "cap_s": cap_s, "levels": {}}
     for lv in levels:
         e = margin_estimate(diffs[lv])
         out["levels"][lv] = {"pairs": e.pairs, "nelo": e.nelo, "low": e.low, "high": e.high,
@@ -85,9 +106,12 @@ if __name__ == "__main__":
     ap.add_argument("--minutes", type=float, default=20.0, help="start no pair after this many minutes")
     ap.add_argument("--levels", default="easy,medium,hard")
     ap.add_argument("--budget-cap", type=float, default=float("inf"), help="CPU seconds a decision may take at most")
+    ap.add_argument("--jobs", type=int, default=1, help="pairs played at once (processes)")
+    ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    res = run(a.variant, a.seats, a.pairs, a.minutes, a.levels.split(","), a.budget_cap, quiet=a.json)
+    res = run(a.variant, a.seats, a.pairs, a.minutes, a.levels.split(","), a.budget_cap, quiet=a.json,
+              jobs=a.jobs, first=a.first_seed)
     if a.json:
         print(json.dumps(res, indent=2))
     else:

@@ -182,3 +182,60 @@ def test_heads_up_a_taken_discard_is_dealt_to_the_hand_that_took_it():
             assert taken in house._determinize(obs).hands[1]
         checked += 1  # the house's own draw next remembers nothing twice (_remember consumed the pile)
     assert checked >= 1
+
+
+def _heads_up_position(mine: str, theirs: str, drawn: str):
+    """Basic heads-up, seat 0 to play after drawing ``drawn`` from the stock; the rest of the deck in
+    a fixed order in the discard pile (4 cards) and the stock."""
+    from arena.rules.cards import full_deck, parse
+    from arena.rules.position import Position
+
+    hand, other = [parse(t) for t in mine.split()], [parse(t) for t in theirs.split()]
+    rest = [c for c in full_deck(1, 0) if c not in hand and c not in other]
+    return Position((0, 0), (True, True), (None, None), (), (), "", 1, 1, (tuple(hand), tuple(other)),
+                    tuple(rest[4:]), tuple(rest[:4]), (), (), (False, False), (False, False), 0, 0, "play", 8, 0,
+                    None, parse(drawn), False)
+
+
+def test_house_does_not_discard_the_card_that_lets_the_other_seat_go_out():
+    """The other seat holds KH KS and nothing else (the house saw it take both): greedy discards its
+    highest loose card, KD, which the other takes to meld three kings and go out; the search keeps it,
+    and stops as soon as that is clear, well short of its sample cap."""
+    from arena.rules.cards import parse
+
+    rules = resolve("basic")
+    g = Game.from_position(rules, _heads_up_position("KD JC 2C 4C 7H 8H 9S 9D 5D 3S AH", "KH KS", "AH"))
+    obs = g.observation(0)
+    assert GreedyPolicy(rules).play(obs).discard == parse("KD")  # what the search must improve on
+    for seed in range(3):
+        house = HousePolicy(rules, seed, Level(samples=200, budget_s=60.0, moves=4))
+        house._deal, house.known = obs.deal, {1: [parse("KH"), parse("KS")]}
+        move = house.play(obs)
+        assert g.can_play(move)
+        assert move.discard != parse("KD") and not move.actions, move
+        assert 8 <= house.last_samples < 200
+
+
+def test_candidates_are_greedys_play_then_its_next_discards_and_held_back_plans():
+    rules = resolve("basic")
+    g = Game(rules, 2, 11)
+    greedy = GreedyPolicy(rules)
+    checked = 0
+    while not g.over and checked < 12:
+        o = g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            g.draw(greedy.draw(o))
+            continue
+        house = HousePolicy(rules, 1, Level(samples=1, budget_s=1.0, moves=6))
+        moves = house.plays(o)
+        first = greedy.play(o)
+        assert moves[0] == first and len(moves) == len(set(moves)) <= 6
+        assert all(g.can_play(m) for m in moves)
+        same_table = [m for m in moves if m.actions == first.actions]
+        if first.discard is not None and len(o.hand) > 3:
+            assert len(same_table) >= 3, moves  # greedy's table play with other discards
+        held = [m for m in greedy.plays(o)[1:] if m != first]
+        assert held[:1] == [m for m in moves if m.actions != first.actions][:1]  # greedy's next plan is in
+        checked += 1
+        g.play(first)
+    assert checked >= 8
