@@ -26,6 +26,15 @@ CLI = [sys.executable, "-m", "arena.cli", "ladder"]
 LADDER_BOT = ROOT / "tests" / "bots" / "ladder_bot.py"
 
 
+BIG_AT_START = """import runpy
+import sys
+
+hog = b"x" * (300 << 20)  # written, so the kernel counts it
+sys.argv = ["bot.py", "honest"]
+runpy.run_path("bot.py", run_name="__main__")
+"""
+
+
 def cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
@@ -73,9 +82,20 @@ def all_games(root: Path) -> list[tuple[str, int]]:
 @pytest.mark.timeout(300)
 @pytest.mark.usefixtures("no_leaks")
 def test_the_door_enters_a_good_bot_refuses_a_broken_one_and_retires_the_old_version(tmp_path: Path) -> None:
-    root = make_ladder(tmp_path, check=True)
+    root = make_ladder(tmp_path, check=True, edits={"memory_mb = 512": "memory_mb = 160"})
     ok = cli("submit", root, bot(tmp_path, "honest"), "--name", "alice")
     assert ok.returncode == 0 and "alice version 1: accepted" in ok.stdout, ok.stdout + ok.stderr
+    head = (root / "entrants" / "alice" / "v1" / "check.txt").read_text().splitlines()[:2]
+    assert "memory_mb = 160" in head[0] and head[1].endswith("1000 ms of CPU time per decision"), head  # the ladder's
+    # a bot that needs more memory than the ladder gives is refused at the door (check-bot alone passes it)
+    big = bot(tmp_path, "honest", "big")
+    (big / "big.py").write_text(BIG_AT_START)
+    (big / "bot.toml").write_text('command = "python3 big.py"\n')
+    hog = cli("submit", root, big, "--name", "hog")
+    assert hog.returncode == 1 and "refused: FAIL ladder limits" in hog.stdout, hog.stdout + hog.stderr
+    assert "limits.memory_mb = 160" in hog.stdout
+    assert "went over its memory limit of 160 MiB (limits.memory_mb" in (root / "entrants" / "hog" / "v1" / "check.txt").read_text()
+    assert layout.registry(root)["hog"][0]["status"] == "refused"
     bad = cli("submit", root, bot(tmp_path, "no_hello"), "--name", "alice")
     assert bad.returncode == 1 and "alice version 2: refused: FAIL handshake" in bad.stdout, bad.stdout + bad.stderr
     report = (root / "entrants" / "alice" / "v2" / "check.txt").read_text()

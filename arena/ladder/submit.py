@@ -10,9 +10,9 @@ NAME`` or dropped in ``DIR/inbox/NAME/`` (taken by ``arena ladder run`` once it 
    ``max_files`` files or more than ``max_submission_mb`` MiB refuses it, with one sentence;
 3. it is copied to ``entrants/NAME/vN/bot/`` (files only, made read-only: the entrant cannot
    change it afterwards) and fingerprinted (``arena.tournament.fingerprints``);
-4. ``arena check-bot`` runs on the copy in its sandbox, with the ladder's variant and clocks, in a
-   child process of its own group (killed with everything it started on every path); its report
-   goes to ``entrants/NAME/vN/check.txt``, which the entrant may read;
+4. ``arena check-bot`` runs on the copy in its sandbox with the ladder's variant, rules, clock and
+   limits (``door_check``), in a child process of its own group (killed with everything it started
+   on every path); its report goes to ``entrants/NAME/vN/check.txt``, which the entrant may read;
 5. passed: the version is entered ``active`` and the entrant's previous active version ``retired``
    (it keeps its games and its rating history); failed: the version is ``refused`` with the first
    failing check as its reason, and the previous version plays on.
@@ -178,18 +178,10 @@ def fingerprint(root: Path, entrant: str, version: int, command: str) -> str:
     return hashlib.sha256(f"{fp.command}:{fp.program}".encode()).hexdigest()[:32]
 
 
-def run_check(root: Path, folder: Path, command: str, transport: str, s: ladder_settings.LadderSettings,
-              report: Path) -> tuple[bool, str | None]:
-    """check-bot on the copy (its own process group, killed on every exit path); (passed, first failure)."""
-    t = s.base
-    args = [sys.executable, "-m", "arena", "check-bot", command, "--variant", t.variant,
-            "--time-ms", str(t.time.decision_ms), "--start-ms", str(t.time.start_ms)]
-    if transport == "stdio":
-        args.append("--stdio")
-    elif transport == "tcp":
-        args.append("--tcp")
-    if not t.sandbox:
-        args.append("--no-sandbox")
+def run_check(root: Path, folder: Path, command: str, transport: str, report: Path) -> tuple[bool, str | None]:
+    """check-bot on the copy under the ladder's settings (``door_check``, in its own process group, killed on
+    every exit path); (passed, the failure to show: the ladder limit it went over, else the first FAIL)."""
+    args = [sys.executable, "-m", "arena.ladder.door_check", str(root.resolve()), transport, command]
     # the check runs in the copy's folder, so the arena package is found by path, not by the working directory
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         *filter(None, [os.environ.get("PYTHONPATH")])]))
@@ -210,7 +202,8 @@ def run_check(root: Path, folder: Path, command: str, transport: str, s: ladder_
     text = _scrubbed(report, folder)
     if code == 0:
         return True, None
-    first = next((line for line in text.splitlines() if line.startswith("FAIL ")), None)
+    fails = [line for line in text.splitlines() if line.startswith("FAIL ")]
+    first = next((line for line in fails if line.startswith("FAIL ladder limits")), fails[0] if fails else None)
     if first is None:
         first = next((line for line in reversed(text.splitlines()) if line.strip()), f"check-bot exit code {code}")
     return False, first[:500]
@@ -274,7 +267,7 @@ def submit(root: Path, src: Path, name: str) -> Outcome:
     report = vdir / CHECK_FILE
     try:
         if s.check:
-            ok, reason = run_check(root, vdir / "bot", command, transport, s, report)
+            ok, reason = run_check(root, vdir / "bot", command, transport, report)
         else:
             report.write_text("check-bot not run (check = false in ladder.toml)\n", encoding="utf-8")
             ok, reason = True, None

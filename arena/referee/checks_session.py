@@ -24,8 +24,8 @@ from arena.referee.entries import Failure
 from arena.referee.game import Answered, Failed, GameResult, Outcome, Referee, SeatState
 from arena.referee.host import BotHost, Peer
 from arena.referee.launch import log_path
-from arena.rules.options import resolve
-from arena.settings import BotSpec, FailurePolicy, TimeControl
+from arena.rules.options import RuleSet, resolve
+from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
 from protocol.messages import Draw, MessageError, Play, decode_from_bot
 
 BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
@@ -135,12 +135,16 @@ class Session:
     """The checker's state across its checks, and the games it plays with the bot."""
 
     def __init__(self, command: str, variants: list[str], transport: str, seed: int, decision_ms: int,
-                 start_ms: int, out: Callable[[str], None], log_dir: Path, sandbox: bool = True) -> None:
-        self.spec = BotSpec(name=BOT_NAME, command=command, transport=transport)
+                 start_ms: int, out: Callable[[str], None], log_dir: Path, sandbox: bool = True, *,
+                 limits: Limits | None = None, clock: TimeControl | None = None,
+                 rules: dict[str, RuleSet] | None = None) -> None:
+        # limits, clock, rules: a competition's own (arena ladder's door), instead of none, the flags', the presets'
+        self.spec = BotSpec(name=BOT_NAME, command=command, transport=transport, limits=limits or Limits())
         self.variants = variants
         self.transport = transport
         self.seed = seed
-        self.time = TimeControl(start_ms=start_ms, decision_ms=decision_ms, grace_ms=50)
+        self.time = clock or TimeControl(start_ms=start_ms, decision_ms=decision_ms, grace_ms=50)
+        self.rules = rules or {}
         self.out = out
         self.log_dir = log_dir
         self.report = Report(command, transport, variants)
@@ -191,7 +195,7 @@ class Session:
 
     def play(self, host: BotHost, bot: Peer, opponents: list[Peer], variant: str, n: int, seat: int, seed: int,
              policy: FailurePolicy, reject_first_play: bool = False) -> tuple[CheckReferee, GameResult, list[Failure]]:
-        rules = resolve(variant)
+        rules = self.rules.get(variant) or resolve(variant)
         others = self.opponents_for(host, opponents, n - 1)
         peers = list(others)
         peers.insert(seat, bot)

@@ -29,9 +29,9 @@ from pathlib import Path
 from arena.referee import checks
 from arena.referee.checks_session import Check, CheckError, Report, Session
 from arena.referee.host import BotHost
-from arena.rules.options import RulesError, resolve
+from arena.rules.options import RulesError, RuleSet, resolve
 from arena.rules.presets import PRESETS
-from arena.settings import BUNDLED_BOTS, TRANSPORTS
+from arena.settings import BUNDLED_BOTS, TRANSPORTS, Limits, TimeControl
 
 __all__ = ["Check", "CheckError", "Report", "check_bot"]
 
@@ -64,12 +64,15 @@ def run(s: Session) -> Report:
 
 def check_bot(command: str, variants: list[str] | None = None, transport: str = "zmq", seed: int = 1,
               decision_ms: int = 2000, out: Callable[[str], None] = print, *, start_ms: int = 10000,
-              log_dir: Path | None = None, sandbox: bool = True) -> Report:
+              log_dir: Path | None = None, sandbox: bool = True, limits: Limits | None = None,
+              clock: TimeControl | None = None, rules: dict[str, RuleSet] | None = None) -> Report:
     """Run the compliance checks against one bot and print one line per check, then a summary.
 
     ``command`` is a bundled sample bot's name or a command line.  ``variants``
     are preset names (default: all six).  The logs go to ``log_dir`` (default: a
     temporary folder, removed when every check passed and kept otherwise).
+    ``limits``, ``clock`` and ``rules`` (by preset name) are a competition's, for its door (``arena.ladder``):
+    the bot's resource limits, its whole clock instead of ``decision_ms``/``start_ms``, the rule sets played.
     Raises ``CheckError`` for bad arguments.
     """
     chosen = list(dict.fromkeys(variants or PRESETS))
@@ -90,10 +93,12 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
         raise CheckError("the clocks must be at least 1 ms")
     keep = log_dir is not None
     folder = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-check-"))
-    checker = Session(command, chosen, transport, seed, decision_ms, start_ms, out, folder, sandbox)
+    checker = Session(command, chosen, transport, seed, decision_ms, start_ms, out, folder, sandbox,
+                      limits=limits, clock=clock, rules=rules)
     shown = command if command not in BUNDLED_BOTS else f"{command} (sample bot)"
+    cpu = " of CPU time" if checker.time.clock == "cpu" else ""
     out(f"checking {shown} over the {transport} transport: presets {', '.join(chosen)}; seed {seed}; "
-        f"{decision_ms} ms per decision")
+        f"{checker.time.decision_ms} ms{cpu} per decision")
     t0 = time.monotonic()
     report = checker.report
     try:

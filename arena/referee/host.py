@@ -235,8 +235,10 @@ class BotHost:
 
     def _exit_problem(self, peer: Peer) -> tuple[Kind, str]:
         assert peer.process is not None
-        kind: Kind = "resource" if peer.process.died_of_limits() else "crash"
-        return kind, f"{peer.process.exit_description()} before saying hello{self._log_hint(peer)}"
+        limits = peer.process.died_of_limits()
+        kind: Kind = "resource" if limits else "crash"
+        over = f": it {peer.process.violation}" if limits and peer.process.violation else ""  # which limit, and its key
+        return kind, f"{peer.process.exit_description()} before saying hello{over}{self._log_hint(peer)}"
 
     def _not_a_message(self, peer: Peer, data: bytes) -> tuple[Kind, str]:
         """A stdio bot printed a line that is no message before its hello (print-debugging, most often):
