@@ -78,7 +78,14 @@ def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
             rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
             suit_ranks[o & 3] |= 1 << (o >> 2)
     # an equal card is a partner where suits may repeat in a set
-    twice = set() if rules.set_distinct_suits else {c for i, c in enumerate(hand) if c in hand[i + 1:]}
+    twice: set[Card] = set()
+    if not rules.set_distinct_suits:
+        seen: set[Card] = set()
+        for c in hand:
+            if c in seen:
+                twice.add(c)
+            else:
+                seen.add(c)
     wild_rank = rules.wild_rank
     out: dict[Card, bool] = {}
     for c in hand:

@@ -15,6 +15,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
+from arena.rules.memo import PerRules
 from arena.rules.options import RuleSet
 
 if TYPE_CHECKING:
@@ -187,6 +188,10 @@ def _shape(cards: list[Card], wild: list[bool], rules: RuleSet, kind: str | None
     raise error
 
 
+# form_meld's answers: the shape (kind, wild flags, rank, suit, low) or the MeldError's sentence
+_FORMED: PerRules[tuple[tuple[Card, ...], frozenset[int], str | None], tuple[str, tuple[bool, ...], int, int, int] | str] = PerRules()
+
+
 def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozenset(), kind: str | None = None) -> TableMeld:
     """The meld these cards form, in the order written, or MeldError.
 
@@ -203,6 +208,23 @@ def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozen
     Traceback (most recent call last):
     arena.rules.melds.MeldError: the cards share neither one rank (a set) nor one suit (a run) (RULES 4.1, 4.2)
     """
+    memo = _FORMED.of(rules)
+    key = (tuple(cards), marked, kind)
+    found = memo.get(key)
+    if found is None:
+        try:
+            m = _form_meld(cards, rules, marked, kind)
+            found = (m.kind, tuple(m.wild), m.rank, m.suit, m.low)
+        except MeldError as e:
+            found = str(e)
+        memo[key] = found
+    if isinstance(found, str):
+        raise MeldError(found)
+    k, wild, rank, suit, low = found
+    return TableMeld(-1, -1, k, list(cards), list(wild), rank, suit, low)
+
+
+def _form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int], kind: str | None) -> TableMeld:
     forced = [c == JOKER or i in marked for i, c in enumerate(cards)]
     for i in marked:
         if not (0 <= i < len(cards)) or not is_wild_card(cards[i], rules):

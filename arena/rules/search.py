@@ -25,6 +25,7 @@ from arena.rules.melds import (
     position_rank,
     swap_wild,
 )
+from arena.rules.memo import PerRules
 from arena.rules.options import RuleSet
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
@@ -96,9 +97,69 @@ class _Pools:
 
 def candidate_shapes(hand: list[Card], rules: RuleSet) -> list[tuple[tuple[Card, ...], TableMeld]]:
     """``candidate_melds`` with the meld each one forms (as ``form_meld`` gives it)."""
+    if rules.wild_rank is None:
+        return [(cards, TableMeld(-1, -1, kind, list(cards), list(wild), rank, suit, low))
+                for cards, kind, wild, rank, suit, low in _joker_candidates(hand, rules)]
     pools = _Pools(hand, rules.wild_rank)
     out = _wild_rank_set(pools, rules) + _sets(pools, rules) + _runs(pools, rules)
     return [m for cards, kind, where in out if (m := _shape_of(cards, kind, where, rules)) is not None]
+
+
+# A checked candidate as the memo keeps it: cards, kind, wild flags, rank, suit, low (TableMeld's fields).
+_Shape = tuple[tuple[Card, ...], str, tuple[bool, ...], int, int, int]
+# Without a wild rank the only wilds are jokers, all equal, so the candidates of one rank depend only
+# on its cards (in hand order) and the number of jokers, and those of one suit only on its ranks and
+# that number: worked out once per rule set, as the ranks and suits of hands recur.
+_RANK_SHAPES: PerRules[tuple[tuple[Card, ...], int], tuple[_Shape, ...]] = PerRules()
+_SUIT_SHAPES: PerRules[tuple[int, int, int], tuple[_Shape, ...]] = PerRules()
+
+
+def _frozen(found: list[_Candidate], rules: RuleSet) -> tuple[_Shape, ...]:
+    out: list[_Shape] = []
+    for cards, kind, where in found:
+        shaped = _shape_of(cards, kind, where, rules)
+        if shaped is not None:
+            m = shaped[1]
+            out.append((cards, m.kind, tuple(m.wild), m.rank, m.suit, m.low))
+    return tuple(out)
+
+
+def _joker_candidates(hand: list[Card], rules: RuleSet) -> list[_Shape]:
+    """``candidate_shapes`` where jokers are the only wilds, from the memo (same melds, same order)."""
+    by_rank: dict[int, list[Card]] = {}  # in the order first seen, as in _Pools
+    by_suit: dict[int, int] = {}
+    jokers = 0
+    for c in hand:
+        if c == JOKER:
+            jokers += 1
+            continue
+        r = c >> 2  # rank_of
+        if r in by_rank:
+            by_rank[r].append(c)
+        else:
+            by_rank[r] = [c]
+        s = c & 3  # suit_of
+        by_suit[s] = by_suit.get(s, 0) | 1 << r
+    out: list[_Shape] = []
+    wilds = [JOKER] * jokers
+    rank_memo = _RANK_SHAPES.of(rules)
+    for rank, cards in by_rank.items():
+        if len(cards) < 3 and not jokers:
+            continue
+        key = (tuple(cards), jokers)
+        found = rank_memo.get(key)
+        if found is None:
+            one = _set_of(rank, cards, wilds, rules)
+            found = rank_memo[key] = _frozen([one] if one is not None else [], rules)
+        out += found
+    suit_memo = _SUIT_SHAPES.of(rules)
+    for suit, ranks in by_suit.items():
+        skey = (suit, ranks, jokers)
+        found = suit_memo.get(skey)
+        if found is None:
+            found = suit_memo[skey] = _frozen(_runs_of(suit, ranks, wilds, rules), rules)
+        out += found
+    return out
 
 
 # A candidate before its shape is checked: its cards, SET or RUN, and the rank of a set
@@ -118,48 +179,61 @@ def _wild_rank_set(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
 
 def _sets(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
     """For each rank: its naturals (one per suit where suits must differ), or two of them and wilds (RULES 4.1)."""
-    wilds = pools.wilds
     out: list[_Candidate] = []
     for rank, cards in pools.by_rank.items():
-        if len(cards) < 3 and (not wilds or len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) < 3):
-            continue  # too few even before repeated suits are dropped
-        if rules.set_distinct_suits:
-            cards = list({suit_of(c): c for c in cards}.values())
-        cards = cards[: rules.set_max]
-        if len(cards) >= 3:
-            out.append((tuple(cards), SET, (rank, 0)))
-        elif wilds and len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) >= 3:
-            out.append((tuple(cards) + tuple(wilds[: 3 - len(cards)]), SET, (rank, 0)))
+        found = _set_of(rank, cards, pools.wilds, rules)
+        if found is not None:
+            out.append(found)
     return out
+
+
+def _set_of(rank: int, cards: list[Card], wilds: list[Card], rules: RuleSet) -> _Candidate | None:
+    """The set candidate of one rank (``cards``: the hand's naturals of it, in hand order), if any."""
+    if len(cards) < 3 and (not wilds or len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) < 3):
+        return None  # too few even before repeated suits are dropped
+    if rules.set_distinct_suits:
+        cards = list({suit_of(c): c for c in cards}.values())
+    cards = cards[: rules.set_max]
+    if len(cards) >= 3:
+        return tuple(cards), SET, (rank, 0)
+    if wilds and len(cards) + min(len(wilds), _wild_allowance(len(cards), rules)) >= 3:
+        return tuple(cards) + tuple(wilds[: 3 - len(cards)]), SET, (rank, 0)
+    return None
 
 
 def _runs(pools: _Pools, rules: RuleSet) -> list[_Candidate]:
     """For each suit and each stretch start: the longest run from there, wilds filling gaps of one (RULES 4.2)."""
+    out: list[_Candidate] = []
+    for suit, ranks in pools.by_suit.items():
+        out += _runs_of(suit, ranks, pools.wilds, rules)
+    return out
+
+
+def _runs_of(suit: int, ranks: int, wilds: list[Card], rules: RuleSet) -> list[_Candidate]:
+    """The run candidates of one suit (``ranks``: bit mask of the ranks held), lowest first."""
     top = 14 if rules.ace == "high_or_low" else 13
     wrap = rules.ace == "wrap"
     out: list[_Candidate] = []
-    for suit, ranks in pools.by_suit.items():
-        if not pools.wilds and not wrap:
-            out += _natural_runs(suit, ranks, top)
-            continue
-        # present[p]: the hand has the card at run position p (positions past 13 go round
-        # under wrap; under high_or_low position 14 is the ace above the king)
-        if wrap:
-            present = [bool(ranks >> r & 1) for r in _WRAP_RANKS]
-            starts = [p for p in range(1, 14) if present[p] and not present[p - 1]] or [1]
+    if not wilds and not wrap:
+        return _natural_runs(suit, ranks, top)
+    # present[p]: the hand has the card at run position p (positions past 13 go round
+    # under wrap; under high_or_low position 14 is the ace above the king)
+    if wrap:
+        present = [bool(ranks >> r & 1) for r in _WRAP_RANKS]
+        starts = [p for p in range(1, 14) if present[p] and not present[p - 1]] or [1]
+    else:
+        present = [False] + [bool(ranks >> r & 1) for r in _RANK_RANGE] + [top == 14 and bool(ranks & 2), False, False]
+        starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
+    for start in starts:
+        last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
+        if not (present[start + 1] or present[start + 2]):
+            continue  # a lone card: no wild fills two gaps in a row, nor one gap and an end
+        if wilds:
+            found = _run_with_wilds(suit, start, last, present, wilds, wrap, rules)
         else:
-            present = [False] + [bool(ranks >> r & 1) for r in _RANK_RANGE] + [top == 14 and bool(ranks & 2), False, False]
-            starts = [p for p in range(1, top + 1) if present[p] and not present[p - 1]]
-        for start in starts:
-            last = start + 12 if wrap else min(top, start + 12)  # 13 ranks at most: each card once
-            if not (present[start + 1] or present[start + 2]):
-                continue  # a lone card: no wild fills two gaps in a row, nor one gap and an end
-            if pools.wilds:
-                found = _run_with_wilds(suit, start, last, present, pools.wilds, wrap, rules)
-            else:
-                found = _natural_run(suit, start, last, present)
-            if found is not None:
-                out.append(found)
+            found = _natural_run(suit, start, last, present)
+        if found is not None:
+            out.append(found)
     return out
 
 
