@@ -95,15 +95,23 @@ def run_cmd(
     batches: Annotated[int | None, typer.Option("--batches", help="Stop after this many batches (default: run until stopped).")] = None,
     games: Annotated[int | None, typer.Option("--games", help="Stop once this many games were played in this run.")] = None,
     idle_exit: Annotated[bool, typer.Option("--idle-exit", help="Stop when too few versions can play, instead of waiting for submissions.")] = False,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="Play the games on the Dask cluster whose scheduler is at this address (tcp://HOST:8786), as arena run --cluster.")] = None,
+    ship: Annotated[str, typer.Option("--ship", help="On a cluster: upload (each version's folder sent to the workers) or path (the same ladder folder on every worker).")] = "upload",
 ) -> None:
     """Play batches of games until stopped (Ctrl-C, SIGTERM): new versions first; resumes after any kill."""
+    from arena.errors import ArenaError
     from arena.ladder.layout import LadderError
-    from arena.ladder.run import run_ladder
+    from arena.ladder.run import Where, run_ladder
     from arena.untrusted import shown
 
+    if cluster is not None and "://" not in cluster:
+        fail(f"--cluster: expected a scheduler address such as tcp://host:8786, got {cluster!r}")
+    if ship not in ("upload", "path"):
+        fail(f"--ship: expected upload or path, got {ship!r}")
     try:
-        stats = run_ladder(folder.resolve(), batches, games, say=lambda m: typer.echo(shown(m)), idle_exit=idle_exit)
-    except LadderError as e:
+        stats = run_ladder(folder.resolve(), batches, games, say=lambda m: typer.echo(shown(m)), idle_exit=idle_exit,
+                           where=Where(cluster, ship))
+    except (LadderError, ArenaError) as e:  # ArenaError: a cluster that cannot be reached or used (ClusterError)
         fail(str(e))
     end = "stopped" if stats.interrupted else "done"
     typer.echo(f"{end}: {stats.batches} batch(es), {stats.games} game(s) in this run; "

@@ -20,6 +20,12 @@ One loop, one batch at a time (docs/ARCHITECTURE.md, "The ladder"):
 
 SIGINT and SIGTERM stop it cleanly (the runner stops its workers and their bots; the batch's
 journal holds every finished game); ``kill -9`` loses nothing either: the next run resumes the batch.
+
+On a Dask cluster (``Where``, ``arena ladder run --cluster``) a batch is played by the runner's Dask
+executor as a tournament's games are: the ladder stays the coordinator (key, journal, bookkeeping) and
+the workers only play (each version's folder uploaded to them, unless ``--ship path``).  The runner
+takes a league to a cluster only when all its rounds are recorded, which a batch's one round is before
+it starts; a kill of the coordinator is resumed as on the local pool (a game is journaled once).
 """
 
 from __future__ import annotations
@@ -232,13 +238,28 @@ def _sigterm_stops() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def play_batch(root: Path, folder: Path, resume: bool) -> tuple[int, bool, list[str]]:
+@dataclass(frozen=True)
+class Where:
+    """Where the batches are played: the local worker pool, or the Dask cluster at ``cluster`` with each
+    version's folder uploaded to the workers (``ship = "upload"``) or found at the same path (``"path"``)."""
+
+    cluster: str | None = None
+    ship: str = "upload"
+
+
+LOCAL = Where()
+
+
+def play_batch(root: Path, folder: Path, resume: bool, where: Where = LOCAL) -> tuple[int, bool, list[str]]:
     """Play (or resume) one batch: (games played, interrupted, bots that did not start)."""
     from arena.tournament.runner import BotProblems, RunError, run
 
     t = read_resolved(folder)
+    if where.cluster is not None:
+        upload = tuple(b.name for b in t.bots) if where.ship == "upload" else ()
+        t = replace(t, executor=replace(t.executor, cluster=where.cluster, upload=upload))
     try:
-        summary = run(t, folder, resume=resume)
+        summary = run(t, folder, resume=resume, cluster=where.cluster)
     except BotProblems as e:
         failed = _did_not_start(e.problems, [b.name for b in t.bots])
         if not failed:
@@ -255,9 +276,9 @@ def play_batch(root: Path, folder: Path, resume: bool) -> tuple[int, bool, list[
 
 
 def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None = None,
-               say: Callable[[str], None] = lambda _m: None, idle_exit: bool = False) -> RunStats:
+               say: Callable[[str], None] = lambda _m: None, idle_exit: bool = False, where: Where = LOCAL) -> RunStats:
     """Run batches until stopped (SIGINT, SIGTERM), ``max_batches`` batches, or ``max_games`` games;
-    ``idle_exit``: stop instead of waiting when too few versions can play."""
+    ``idle_exit``: stop instead of waiting when too few versions can play; ``where``: the pool or a cluster."""
     require_ladder(root)
     s = load(root)
     stats = RunStats(suspended=[])
@@ -289,7 +310,7 @@ def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None
                     number = int(batch_dirs(root)[-1].name) + 1 if batch_dirs(root) else 1
                     folder = new_batch(root, s, number, tables, entrants)
                     say(f"batch {number:06d}: {len(tables)} table(s): " + "; ".join(" v ".join(t) for t in tables))
-                played, interrupted, broken = play_batch(root, folder, resume)
+                played, interrupted, broken = play_batch(root, folder, resume, where)
                 stats.games += played
                 if broken:
                     say(f"suspended (did not start): {', '.join(broken)}")
@@ -306,4 +327,4 @@ def run_ladder(root: Path, max_batches: int | None = None, max_games: int | None
     return stats
 
 
-__all__ = ["RunStats", "bot_id", "new_batch", "play_batch", "run_ladder", "suspend"]
+__all__ = ["LOCAL", "RunStats", "Where", "bot_id", "new_batch", "play_batch", "run_ladder", "suspend"]

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from distributed import WorkerPlugin
 
-from arena.tournament import deals, schedule
+from arena.tournament import deals, rounds, schedule
 from arena.tournament.config import Executor, Tournament
 from arena.tournament.executor import Done, Event, Failed, Played, RunError, Started, entry_of, play_spec
 from arena.tournament.fingerprints import MAX_BYTES, MAX_FILES, SKIPPED, _folder_hash
@@ -209,6 +209,8 @@ class DaskPool:
         from distributed import Client
 
         self.t, self.out, self.key, self.pending = t, out, key, pending
+        # a league comes here only with every round's tables recorded (the runner's check): read them once
+        self.tables = rounds.recorded(out, key, rounds.tag_of(t)) if schedule.is_league(t) else {}
         address = executor.cluster
         uploads = uploads_of(t, out, executor.upload)
         try:
@@ -276,14 +278,17 @@ class DaskPool:
     def feed(self) -> None:
         while len(self.futures) < self.window:
             index = self.retry.popleft() if self.retry else next(self.pending, None)
-            if index is None:
-                return
+            if index is None or index < 0:
+                return  # none left, or (negative: the runner's WAIT) a league's next round waits for this one
             if index in self.journaled:
                 continue
             self._submit(index)
 
+    def _spec(self, index: int) -> schedule.GameSpec:
+        return deals.game_at(self.t, index, self.key, self.tables.get(schedule.round_of(self.t, index)))
+
     def _submit(self, index: int) -> None:
-        spec = deals.game_at(self.t, index, self.key)
+        spec = self._spec(index)
         key = f"arena-{self.run}-g{index}-{uuid.uuid4().hex[:6]}"
         fut = self.client.submit(play_task, self.plugin, spec, key=key, pure=False, priority=-index)
         self.futures[key] = (fut, index)
@@ -302,7 +307,7 @@ class DaskPool:
             return None
         if fut.status == "finished":
             played: Played = fut.result()
-            spec = deals.game_at(self.t, index, self.key)
+            spec = self._spec(index)
             return Done("dask", entry_of(self.t, spec, played, self.out, self.key), played.starts)
         del self.futures[key]
         if fut.status == "cancelled":
