@@ -1,22 +1,24 @@
 """The house bot: determinized Monte Carlo search (perfect-information sampling) within a time budget.
 
-At a decision with more than one sensible move (a draw with both sources legal; a play
-with more than one of ``arena.env.encoding.candidates``), it samples the hidden cards
-consistently with what its seat sees (the observation: the unseen cards are the deck
-less its hand, the discard pile and the table, dealt to the other hands at their known
-sizes and to the stock at its size), plays each move in that deal, finishes the deal
-with greedy for every seat, and scores it by its deal score against the others'.  Moves
-are chosen by UCB1 over these samples, and the most tried move is played.
+At a decision with more than one sensible move (a draw with both sources legal; a play with
+more than one candidate: greedy's play, its table play with greedy's next-best discards, and
+greedy's plans that hold back lay-offs or melds, ``HousePolicy.plays``), it samples the hidden
+cards consistently with what its seat sees (the unseen cards are the deck less its hand, the
+discard pile and the table, dealt to the other hands at their known sizes and to the stock at
+its size), plays each move in that deal, finishes the deal with greedy for every seat (the
+rollout policy: cheap, and exactly the opponent the bench measures against), and scores the
+seat's deal score against the others' mean.  Every move is rolled out in the same sampled
+deals (common random numbers), and moves are dropped by successive elimination; greedy's
+move is kept unless another beats it by ``z`` standard errors of the paired differences.
 
-Levels bound the samples per decision (``LEVELS``: deterministic for a given game and
-seat) and, above all, the CPU time (``time.process_time``): a rollout that would pass the
-budget stops and is not counted (the clock is read every 8 engine steps), so one decision
-costs at most its budget plus about a millisecond.  A bot behind the protocol also keeps under half the game's decision limit,
-in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a short limit nor a
-loaded machine makes it time out.
-Heads-up it remembers which of its discards the other seat took (the pile shows it at its
-next turn) and deals those cards to that hand while nothing shows them elsewhere; at larger
-tables who took what is ambiguous from the pile alone, and it samples them as unseen.
+Levels bound the samples per decision (``LEVELS``: deterministic for a given game and seat)
+and, above all, the CPU time (``time.process_time``): a rollout that would pass the budget
+stops and is not counted (the clock is read every 8 engine steps), so one decision costs at
+most its budget plus about a millisecond.  A bot behind the protocol also keeps under half the
+game's decision limit, in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a
+short limit nor a loaded machine makes it time out.
+It remembers which of its discards the next seat took (only that seat can: the pile shows it
+at its next turn) and deals those cards to that hand while nothing shows them elsewhere.
 """
 
 from __future__ import annotations
@@ -81,19 +83,25 @@ class HousePolicy:
         # what it remembers of this deal: the pile just after its own discard, and cards it saw a seat take
         self._deal = 0
         self._after: list[Card] | None = None
+        self._rebuilds = 0
         self.known: dict[int, list[Card]] = {}
         self._deadline = (0.0, 0.0)
 
     # -- the two decisions ---------------------------------------------------
     def _remember(self, obs: Observation) -> None:
-        """Heads-up, the pile tells whether the other seat took this seat's last discard: if the pile is
-        as it was left but for its top, that card went into the other hand (and is dealt there)."""
+        """The pile tells whether the next seat took this seat's last discard: only that seat could
+        (each later one finds another card on it), and it did if the card is gone from its place in
+        the pile; that card is then dealt to that hand while nothing shows it elsewhere."""
         if obs.deal != self._deal:
             self._deal, self._after, self.known = obs.deal, None, {}
         after, self._after = self._after, None
-        others = [s for s in range(len(obs.in_game)) if s != obs.seat and obs.in_game[s]]
-        if after and len(others) == 1 and len(obs.discard) == len(after) and obs.discard[:-1] == after[:-1]:
-            self.known.setdefault(others[0], []).append(after[-1])
+        if not after or obs.rebuilds != self._rebuilds:
+            return  # nothing to compare, or the pile was turned over since
+        n = len(obs.in_game)
+        nxt = [(obs.seat + k) % n for k in range(1, n) if obs.in_game[(obs.seat + k) % n]]
+        pile, at = obs.discard, len(after) - 1
+        if nxt and pile[:at] == after[:at] and (len(pile) <= at or pile[at] != after[at]):
+            self.known.setdefault(nxt[0], []).append(after[at])
 
     def draw(self, obs: Observation) -> str:
         self._remember(obs)
@@ -109,7 +117,7 @@ class HousePolicy:
         move = moves[0] if len(moves) == 1 else self._search(obs, moves)
         assert isinstance(move, Play)
         if move.discard is not None:
-            self._after = obs.discard + [move.discard]
+            self._after, self._rebuilds = obs.discard + [move.discard], obs.rebuilds
         return move
 
     def plays(self, obs: Observation) -> list[Play]:

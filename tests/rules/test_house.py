@@ -131,7 +131,8 @@ def test_house_easy_plays_in_arena_play_and_simulate(tmp_path):
     v = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(record)],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert v.returncode == 0, v.stdout
-    s = subprocess.run([sys.executable, "-m", "arena", "simulate", "basic", "-g", "1", "--policy", "house-easy",
+    # german: a game of three deals (basic plays to 100, several times the search under load)
+    s = subprocess.run([sys.executable, "-m", "arena", "simulate", "german", "-g", "1", "--policy", "house-easy",
                         "--policy", "greedy", "--format", "json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=100)
     assert s.returncode == 0, s.stderr
@@ -156,16 +157,22 @@ def test_house_hard_keeps_under_a_game_limit_below_its_budget(tmp_path):
     assert not [e for e in entries if e.get("e") in ("failure", "forfeit")], "house-hard failed a decision"
 
 
-def test_heads_up_a_taken_discard_is_dealt_to_the_hand_that_took_it():
-    """Seat 1 takes every discard it may and keeps it (the safe move discards another card)."""
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_taken_discard_is_dealt_to_the_hand_that_took_it(players):
+    """Seat 1 takes every discard it may and keeps it (the safe move discards another card); any
+    other seat draws from the stock.  Only the next seat can take the house's discard, so the pile
+    at the house's next turn shows it at any table size."""
     rules = resolve("basic")
     house = HousePolicy(rules, 4, Level(samples=2, budget_s=1.0, moves=3))
-    g = Game(rules, 2, 3)
+    g = Game(rules, players, 3)
     checked = 0
     while not g.over and g.deal_no == 1 and checked < 3:
         o = g.observation(g.current)
         if g.current == 0:
             g.draw(house.draw(o)) if g.phase is Phase.DRAW else g.play(house.play(o))
+            continue
+        if g.current > 1:
+            g.draw("stock") if g.phase is Phase.DRAW else g.play(g.safe_play())
             continue
         if g.phase is Phase.DRAW:
             took = "discard" in o.legal_draws
@@ -178,6 +185,7 @@ def test_heads_up_a_taken_discard_is_dealt_to_the_hand_that_took_it():
         obs = g.observation(0)
         house._remember(obs)
         assert house.known[1][-1] == taken, house.known
+        assert all(taken not in cards for s, cards in house.known.items() if s != 1)
         for _ in range(5):
             assert taken in house._determinize(obs).hands[1]
         checked += 1  # the house's own draw next remembers nothing twice (_remember consumed the pile)
