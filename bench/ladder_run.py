@@ -14,7 +14,11 @@ third (new versions of some entrants among them) after the second.  Prints one J
   stayed, within +-100 Elo of its final rating (``history.jsonl``, one point per batch);
 - the runner's and the workers' memory (journal ``runner_rss_mb``, ``worker_rss_mb``), first tenth
   of the games against the last tenth;
-- nothing lost: every batch's journal holds each of its games once, none lost across the kills.
+- nothing lost: every batch's journal holds each of its games once, none lost across the kills;
+- the server (``arena ladder serve``, loaded every 0.25 s by a poller) SIGKILLed half way through the
+  first phase and started again once the ladder has journaled a game without it: how long it was
+  down, the games played meanwhile and their median time against all games', the poller's errors while
+  it was up, and whether what it serves at the end equals the snapshot made from the folder.
 
     python3 -m bench.ladder_run --out /tmp/ladder-snap --snapshot-games 20000
 
@@ -33,12 +37,15 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from arena.integrity import folder_key, make_key
 from arena.ladder import games as ladder_games_module
 from arena.ladder import layout
+from arena.ladder.serve_pages import board_view
 from arena.ladder.snapshot import snapshot
 from arena.tournament import schedule
 from arena.tournament.config import read_resolved
@@ -93,6 +100,62 @@ def folder(tmp: Path, name: str, kind: str, n: int) -> Path:
 def start(root: Path, log: Path) -> subprocess.Popen[bytes]:
     with open(log, "ab") as f:
         return subprocess.Popen(CLI + ["run", str(root)], cwd=ROOT, stdout=f, stderr=f, start_new_session=True)
+
+
+class Server:
+    """``arena ladder serve`` as a visitor sees it: a poller loads /api/snapshot every 0.25 s and counts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.proc: subprocess.Popen[str] | None = None
+        self.base = ""
+        self.down = False
+        self.loads = self.errors = self.errors_while_down = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(CLI + ["serve", str(self.root), "--listen", "127.0.0.1:0"], cwd=ROOT,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()
+        self.base = line.split(" at ", 1)[1].split("/ ", 1)[0]
+        self.down = False
+        if not self.thread.is_alive():
+            self.thread.start()
+
+    def snapshot(self) -> dict[str, object]:
+        with urllib.request.urlopen(f"{self.base}/api/snapshot", timeout=30) as r:
+            data: dict[str, object] = json.loads(r.read())
+        return data
+
+    def _poll(self) -> None:
+        while not self.stopping.wait(0.25):
+            try:
+                self.snapshot()
+                self.loads += 1
+            except (OSError, ValueError):
+                if self.down:
+                    self.errors_while_down += 1
+                else:
+                    self.errors += 1
+
+    def kill(self) -> None:
+        self.down = True
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+
+    def close(self) -> None:
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join(40)
+        self.kill()
+
+
+def journaled(root: Path) -> dict[tuple[str, int], float]:
+    return {(b.name, e.index): e.duration_s for b in layout.batch_dirs(root) for e in read(b).entries}
 
 
 def games(root: Path) -> int:
@@ -183,24 +246,49 @@ def main() -> None:
     counts = []
     run_wall = 0.0
     proc = start(root, log)
-    for wave in range(3):
-        if wave:  # the wave goes to the inbox at once; the run takes it between batches
-            for n, (name, kind) in enumerate(WAVES[wave]):
-                src = folder(tmp, name, kind, 100 * wave + n)
-                os.replace(src, root / "inbox" / name)
-        began = time.monotonic()
-        time.sleep(max(0.0, phase - (time.monotonic() - began)))
-        before = games(root)
-        if wave < 2:
+    server = Server(root)
+    server.start()
+    server_kill: dict[str, object] = {}
+    try:
+        for wave in range(3):
+            if wave:  # the wave goes to the inbox at once; the run takes it between batches
+                for n, (name, kind) in enumerate(WAVES[wave]):
+                    src = folder(tmp, name, kind, 100 * wave + n)
+                    os.replace(src, root / "inbox" / name)
+            began = time.monotonic()
+            if wave == 0:  # the server's kill -9, half way through the first phase
+                time.sleep(phase / 2)
+                seen = journaled(root)
+                server.kill()
+                killed_at = time.monotonic()
+                while len(journaled(root)) == len(seen) and time.monotonic() - killed_at < phase / 2:
+                    time.sleep(0.1)
+                server.start()
+                down_s = time.monotonic() - killed_at
+                meanwhile = {k: d for k, d in journaled(root).items() if k not in seen}
+                server_kill = {"down_s": round(down_s, 1), "games_while_down": len(meanwhile),
+                               "median_game_s_while_down": round(statistics.median(meanwhile.values()), 2) if meanwhile else None}
+            time.sleep(max(0.0, phase - (time.monotonic() - began)))
+            before = games(root)
+            if wave < 2:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                counts.append(("kill -9", before, games(root)))
+                proc = start(root, log)
+            else:
+                os.kill(proc.pid, signal.SIGTERM)  # the ladder alone: it stops its workers itself
+                proc.wait(120)
+                counts.append(("SIGTERM", before, games(root)))
+            run_wall += time.monotonic() - began
+        time.sleep(1.5)  # past the server's snapshot TTL
+        server_kill["served_equals_folder"] = server.snapshot() == json.loads(json.dumps(board_view(snapshot(root))))
+    finally:
+        server.close()
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            counts.append(("kill -9", before, games(root)))
-            proc = start(root, log)
-        else:
-            os.kill(proc.pid, signal.SIGTERM)  # the ladder alone: it stops its workers itself
-            proc.wait(120)
-            counts.append(("SIGTERM", before, games(root)))
-        run_wall += time.monotonic() - began
+    server_kill |= {"page_loads": server.loads, "page_errors_while_up": server.errors,
+                    "page_errors_while_down": server.errors_while_down}
     total = games(root)
     whole = True
     for b in layout.batch_dirs(root):
@@ -232,6 +320,7 @@ def main() -> None:
         "placed_median_games": statistics.median([g for g in placed.values() if g is not None]) if any(
             g is not None for g in placed.values()) else None,
         "never_placed": sorted(b for b, g in placed.items() if g is None),
+        "server_kill": server_kill | {"median_game_s_all": round(statistics.median(e.duration_s for e in entries), 2)},
         "runner_rss_mb_first_last": [round(statistics.median(e.runner_rss_mb for e in first), 1),
                                      round(statistics.median(e.runner_rss_mb for e in last), 1)],
         "worker_rss_mb_first_last": [round(statistics.median(e.worker_rss_mb for e in first), 1),
