@@ -12,8 +12,12 @@ a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``are
 --time-ms 2*CAP`` would.  Much cheaper than ``arena match`` (no processes, one deal, not a
 game), so it can reach an interval narrow enough to rank the levels on this machine.
 
+Pairs run ``--jobs`` at a time in worker processes (each decision's budget is its own process's
+CPU time, so a loaded machine slows the run, not the bot); a pair still running when ``--minutes``
+have passed is finished, and only the seeds every level finished are counted.
+
 Usage: ``python bench/house_strength.py [--variant basic] [--seats 2] [--pairs 40] [--minutes 20]
-[--levels easy,medium,hard] [--budget-cap S] [--json]``.
+[--levels easy,medium,hard] [--budget-cap S] [--jobs N] [--first-seed K] [--json]``.
 """
 
 from __future__ import annotations
