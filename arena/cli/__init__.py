@@ -21,23 +21,22 @@ import typer
 from arena.cli.app import _wants_json as _wants_json
 from arena.cli.app import app as app
 from arena.cli.app import fail as fail
+from arena.cli.choices import Language, SelfPlayPolicy, TextFormat
 from arena.cli.rules_args import _rules as _rules
 from arena.cli.rules_args import _toml_value as _toml_value
-from arena.rules.cards import CardError, parse, text
-from arena.rules.log import DealEnd
-from arena.rules.melds import MeldError, form_meld, opening_value
-from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, resolve
-from arena.rules.presets import PRESETS, SOURCES
 
 VARIANTS_COLUMN_MIN = 16  # characters of a preset's column in `arena variants`
 
 
 @app.command()
 def variants(
-    fmt: Annotated[str, typer.Option("--format", help="text (tables) or json (the presets, and what each option means, as one JSON object).")] = "text",
+    fmt: Annotated[TextFormat, typer.Option("--format", help="text (tables) or json (the presets, and what each option means, as one JSON object).")] = "text",
     as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """List every preset with all its option values, and what each option means."""
+    from arena.rules.options import CHOICES, DESCRIPTIONS, OPTION_NAMES, resolve
+    from arena.rules.presets import PRESETS, SOURCES
+
     as_json = _wants_json(fmt, as_json)
     data: dict[str, Any] = {name: {"source": SOURCES[name], **resolve(name).to_data()} for name in PRESETS}
     if as_json:
@@ -85,10 +84,13 @@ def variants(
 def meld(
     variant: Annotated[str, typer.Argument(help="Preset name, e.g. german.")],
     cards: Annotated[list[str], typer.Argument(help="Cards in order, e.g. 7H 8H JK.")],
-    fmt: Annotated[str, typer.Option("--format", help="text or json (one JSON object).")] = "text",
+    fmt: Annotated[TextFormat, typer.Option("--format", help="text or json (one JSON object).")] = "text",
     as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """Say whether CARDS form a valid meld in VARIANT, which kind, what each wild stands for."""
+    from arena.rules.cards import CardError, parse, text
+    from arena.rules.melds import MeldError, form_meld, opening_value
+
     as_json = _wants_json(fmt, as_json)
     rules = _rules(variant)
     marked = frozenset(i for i, c in enumerate(cards) if c.endswith("*"))
@@ -122,27 +124,22 @@ def meld(
 def simulate(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
     players: Annotated[int, typer.Option("--players", "-p", help="Seats at the table.")] = 2,
-    games: Annotated[int, typer.Option("--games", "-g", help="Games to play.")] = 10,
+    games: Annotated[int, typer.Option("--games", "-g", min=1, help="Games to play.")] = 10,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; game i uses seed + i.")] = 1,
-    policy: Annotated[list[str] | None, typer.Option("--policy", help="Policy per seat: random, greedy, or the house bot house-easy, house-medium, house-hard (a CPU budget per decision); the last one fills the rest.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json (one JSON object per game, then a summary).")] = "text",
+    policy: Annotated[list[SelfPlayPolicy] | None, typer.Option("--policy", help="Policy per seat: random, greedy, or the house bot house-easy, house-medium, house-hard (a CPU budget per decision); the last one fills the rest.")] = None,
+    fmt: Annotated[TextFormat, typer.Option("--format", help="text or json (one JSON object per game, then a summary).")] = "text",
     as_json: Annotated[bool, typer.Option("--json", hidden=True, help="The same as --format json.")] = False,
 ) -> None:
     """Self-play with built-in policies, in-process (no bots, no sockets)."""
     as_json = _wants_json(fmt, as_json)
-    from arena.policies import POLICIES
+    from arena.rules.log import DealEnd
     from arena.selfplay import play_game, policies_for
 
     rules = _rules(variant)
     lo, hi = rules.players
     if not lo <= players <= hi:
         fail(f"--players: {variant} is played by {lo} to {hi} players, not {players}")
-    if games < 1:
-        fail("--games: must be at least 1")
-    names = list(policy or ["greedy"])
-    for n in names:
-        if n not in POLICIES:
-            fail(f"--policy: unknown policy {n!r}; expected one of {', '.join(POLICIES)}")
+    names = [str(p) for p in policy or ["greedy"]]
     names = (names + [names[-1]] * players)[:players]
     start = time.perf_counter()
     decisions = 0
@@ -187,7 +184,7 @@ from arena.cli import results  # noqa: E402, F401 - games, standings, report, vi
 @app.command(name="new-bot")
 def new_bot_cmd(
     name: Annotated[str, typer.Argument(help="The bot's name; also the folder written (NAME/ in the current folder).")],
-    lang: Annotated[str, typer.Option("--lang", help="python (ZeroMQ, the client library), js (Node.js, stdio) or c (C99, stdio).")] = "python",
+    lang: Annotated[Language, typer.Option("--lang", help="python (ZeroMQ, the client library), js (Node.js, stdio) or c (C99, stdio).")] = "python",
 ) -> None:
     """Write a folder with a working bot in LANG, a README of how to run it and a tournament file that enters it."""
     from arena.newbot import LANGUAGES, bot_command, new_bot

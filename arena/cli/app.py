@@ -1,17 +1,15 @@
-"""The ``arena`` Typer app: its group (the one handler of ``ArenaError``), ``--version``, and
-``fail`` (one sentence on stderr, exit 2) that every command uses."""
+"""The ``arena`` Typer app: its group (the one handler of ``ArenaError`` and of the values typer's
+own types, choices and ranges refuse), ``--version``, and ``fail`` (one sentence on stderr, exit 2)
+that every command uses."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from arena.errors import ArenaError
-
-if TYPE_CHECKING:
-    pass
 
 
 class _Commands(TyperGroup):
@@ -21,6 +19,12 @@ class _Commands(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except typer.BadParameter as e:  # a subcommand's value its type, choices or range refused
+            from arena.cli.choices import bad_value
+
+            if (said := bad_value(e)) is None:
+                raise
+            fail(said)
         except ArenaError as e:
             from arena.untrusted import shown
 
@@ -62,7 +66,5 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _wants_json(fmt: str, as_json: bool) -> bool:
-    """``--format text|json`` (``--json`` is kept as a hidden spelling of ``--format json``)."""
-    if fmt not in ("text", "json"):
-        fail(f"--format: expected text or json, got {fmt!r}")
+    """``--format text|json`` (a ``TextFormat``; ``--json`` is kept as a hidden spelling of ``--format json``)."""
     return as_json or fmt == "json"

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from arena.errors import ArenaError
-
-if TYPE_CHECKING:
-    pass
-
 from arena.cli.app import app, fail
+from arena.cli.choices import MatchTest
 from arena.cli.seats import _bot_spec, _check_bot, _check_sandbox, _odd_in_bot_folder, _unique_names
-from arena.tournament.config import MAX_CONCURRENCY
+from arena.errors import ArenaError
+from arena.tournament.model import MAX_CONCURRENCY
 
 
 @app.command(name="match")
@@ -23,17 +20,17 @@ def match_cmd(
     bot_a: Annotated[str, typer.Argument(help="Bot A: a sample bot (random, greedy, greedy-eps10), a command line in quotes, or stdio:COMMAND.")],
     bot_b: Annotated[str, typer.Argument(help="Bot B, the same way; H1 says A is stronger than B.")],
     variant: Annotated[str, typer.Option("--variant", help="Preset name.")],
-    test_kind: Annotated[str, typer.Option("--test", help="margin: nElo of the duplicate pairs' score differences (default); penta: logistic Elo of placings only, heads-up pentanomial.")] = "margin",
-    seats: Annotated[int, typer.Option("--seats", help="Table size, 2 to 6; above 2 needs --opponents.")] = 2,
+    test_kind: Annotated[MatchTest, typer.Option("--test", help="margin: nElo of the duplicate pairs' score differences (default); penta: logistic Elo of placings only, heads-up pentanomial.")] = "margin",
+    seats: Annotated[int, typer.Option("--seats", min=2, max=6, help="Table size, 2 to 6; above 2 needs --opponents.")] = 2,
     opponents: Annotated[str | None, typer.Option("--opponents", help="BOT,BOT,...: the seats - 1 bots A and B each face, in the same seat on the same deal.")] = None,
     elo0: Annotated[float, typer.Option("--elo0", help="H0: A is this much stronger than B (nElo for margin, Elo for penta).")] = 0.0,
     elo1: Annotated[float | None, typer.Option("--elo1", help="H1: A is this much stronger than B (default: 20 nElo for margin, 10 Elo for penta).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")] = 0.05,
-    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Stop undecided after this many duplicate pairs (deal-sets).")] = 5000,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", min=1, help="Stop undecided after this many duplicate pairs (deal-sets).")] = 5000,
     out: Annotated[Path | None, typer.Option("--out", help="Results folder (default results/match-A-vs-B).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted match in the same folder.")] = False,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
+    time_ms: Annotated[int, typer.Option("--time-ms", min=1, help="Per-decision limit in ms (CPU time of the bot's processes, as in tournaments).")] = 1000,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, help="Games at once.")] = 1,
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox; only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify to journal.rejected.jsonl and go on, instead of stopping.")] = False,
@@ -46,20 +43,13 @@ def match_cmd(
     from arena.tournament.config import TOURNAMENT_TIME, output_problem
     from arena.tournament.sprt import Sprt
 
-    if test_kind not in match.TESTS:
-        fail(f"--test: expected one of {', '.join(match.TESTS)}, got {test_kind!r}")
+    test_kind = str(test_kind)
     if elo1 is None:
         elo1 = 20.0 if test_kind == match.MARGIN else 10.0
     try:
         test = match.Test(test_kind, Sprt(elo0, elo1, alpha, beta), others=opponents is not None)
     except ValueError as e:
         fail(f"--elo0/--elo1/--alpha/--beta: {e}")
-    if max_pairs < 1:
-        fail(f"--max-pairs: expected at least 1, got {max_pairs}")
-    if time_ms < 1:
-        fail(f"--time-ms: expected at least 1, got {time_ms}")
-    if not 2 <= seats <= 6:
-        fail(f"--seats: expected 2 to 6, got {seats}")
     others = [] if opponents is None else [x.strip() for x in opponents.split(",")]
     if any(not x for x in others):
         fail(f"--opponents: expected BOT,BOT,... without empty names, got {opponents!r}")
@@ -110,8 +100,8 @@ def check_bot_cmd(
     variant: Annotated[list[str] | None, typer.Option("--variant", metavar="V", help="Preset to check (repeatable; default: all six).")] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="The bot talks JSON lines on stdin/stdout instead of ZeroMQ.")] = False,
     seed: Annotated[int, typer.Option("--seed", "-s", help="Seed of the first game; the others follow it.")] = 1,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 2000,
-    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for the bot to say hello, in ms.")] = 10000,
+    time_ms: Annotated[int, typer.Option("--time-ms", min=1, help="Per-decision limit in ms.")] = 2000,
+    start_ms: Annotated[int, typer.Option("--start-ms", min=1, help="Start clock: time for the bot to say hello, in ms.")] = 10000,
     tcp: Annotated[bool, typer.Option("--tcp", help="Give the bot a loopback TCP endpoint instead of an ipc one (for ZeroMQ bindings without ipc).")] = False,
     sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run the bot in its sandbox, as tournaments do (default).")] = True,
 ) -> None:

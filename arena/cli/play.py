@@ -14,10 +14,12 @@ import typer
 from arena.cli.app import _wants_json as _wants_json
 from arena.cli.app import app as app
 from arena.cli.app import fail as fail
+from arena.cli.choices import Clock
 from arena.cli.seats import (
     _bot_spec,
     _check_bot,
     _check_listen,
+    _check_record_name,
     _check_record_path,
     _check_sandbox,
     _open_host,
@@ -25,7 +27,6 @@ from arena.cli.seats import (
     _stdio_seats,
     _unique_names,
 )
-from arena.rules.log import DealEnd
 
 if TYPE_CHECKING:
     from arena.record_check import MacStatus
@@ -39,23 +40,23 @@ def play(
     variant: Annotated[str, typer.Argument(help="Preset name.")],
     bots: Annotated[list[str], typer.Argument(help="One per seat: a sample bot (random, greedy), a command line in quotes, stdio:COMMAND for a bot on stdin/stdout, remote:NAME, or human (you, at this terminal).")],
     seed: Annotated[int | None, typer.Option("--seed", "-s", help="Game seed (decides every deal; default: a random one, shown at the end). Bots are never told it.")] = None,
-    time_ms: Annotated[int, typer.Option("--time-ms", help="Per-decision limit in ms.")] = 1000,
-    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank in ms, drawn on when a decision runs over.")] = 0,
-    increment_ms: Annotated[int, typer.Option("--increment-ms", help="Added to the bank after each decision.")] = 0,
-    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport jitter, in ms.")] = 50,
-    start_ms: Annotated[int, typer.Option("--start-ms", help="Start clock: time for a bot to say hello, in ms.")] = 10000,
+    time_ms: Annotated[int, typer.Option("--time-ms", min=1, help="Per-decision limit in ms.")] = 1000,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", min=0, help="Time bank in ms, drawn on when a decision runs over.")] = 0,
+    increment_ms: Annotated[int, typer.Option("--increment-ms", min=0, help="Added to the bank after each decision.")] = 0,
+    grace_ms: Annotated[int, typer.Option("--grace-ms", min=0, help="Allowance for transport jitter, in ms.")] = 50,
+    start_ms: Annotated[int, typer.Option("--start-ms", min=1, help="Start clock: time for a bot to say hello, in ms.")] = 10000,
     record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines), in an existing folder; bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --record: overwrite the file if it exists.")] = False,
-    rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's [rules] table (repeatable), e.g. --rules deals=3.")] = None,
-    human_time: Annotated[float, typer.Option("--human-time", help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
+    rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's \\[rules] table (repeatable), e.g. --rules deals=3.")] = None,
+    human_time: Annotated[float, typer.Option("--human-time", min=1, max=86400, help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
     seat_names: Annotated[list[str] | None, typer.Option("--name", help="Name of a seat's bot, one per seat in order (repeatable; default: the name in each bot's hello).")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
     remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
     stdio: Annotated[list[int] | None, typer.Option("--stdio", help="Seat number whose bot talks JSON lines on stdin/stdout (repeatable).")] = None,
     on_failure: Annotated[list[str] | None, typer.Option("--on", help="Failure policy as KIND=POLICY, e.g. illegal=forfeit (repeatable).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final table.")] = False,
-    clock: Annotated[str, typer.Option("--clock", help="wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes.")] = "wall",
-    wall_ms: Annotated[int, typer.Option("--wall-ms", help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit, at least 1 s).")] = 0,
+    clock: Annotated[Clock, typer.Option("--clock", help="wall: a decision is charged its elapsed time; cpu: the CPU time of the bot's processes.")] = "wall",
+    wall_ms: Annotated[int, typer.Option("--wall-ms", min=0, help="With --clock cpu: a decision also ends after this much wall time (0: 4x its limit, at least 1 s).")] = 0,
     sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="Run every bot in its own sandbox (bubblewrap); --no-sandbox only for bots you trust.")] = True,
 ) -> None:
     """Play one game between bot processes, with live progress, a final table and a record."""
@@ -70,8 +71,8 @@ def play(
     from arena.referee.entries import Failure
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
-    from arena.rules.log import DealStart, ForfeitEntry, GameEnd, GameStart
-    from arena.settings import CLOCKS, FailurePolicy, TimeControl
+    from arena.rules.log import DealEnd, DealStart, ForfeitEntry, GameEnd, GameStart
+    from arena.settings import FailurePolicy, TimeControl
     from arena.untrusted import rich_text, shown
 
     rules = _rules(variant, rules_overrides)
@@ -83,8 +84,6 @@ def play(
     lo, hi = rules.players
     if not lo <= len(bots) <= hi:
         fail(f"{variant} is played by {lo} to {hi} players; {len(bots)} bots given")
-    if min(time_ms, start_ms) < 1 or min(bank_ms, increment_ms, grace_ms) < 0:
-        fail("clock options must be positive (--time-ms, --start-ms) or zero or more (--bank-ms, --increment-ms, --grace-ms)")
     policy = FailurePolicy()
     for item in on_failure or []:
         try:
@@ -104,16 +103,12 @@ def play(
     for seat, spec in enumerate(specs):
         _check_bot(seat, bots[seat], spec)
     listen = _check_listen(listen)
-    if clock not in CLOCKS:
-        fail(f"--clock: expected one of {', '.join(CLOCKS)}, got {clock!r}")
-    if wall_ms < 0:
-        fail(f"--wall-ms: expected 0 or more, got {wall_ms}")
+    if record is not None:
+        _check_record_name(record, force)  # a typo in --record is said without probing the sandbox
     _check_sandbox(sandbox)
     seed = _play_seed(seed)
     tc = TimeControl(start_ms=start_ms, decision_ms=time_ms, bank_ms=bank_ms, increment_ms=increment_ms,
-                     grace_ms=grace_ms, clock=clock, wall_ms=wall_ms)
-    if not 1 <= human_time <= 86400:
-        fail(f"--human-time: expected 1 to 86400 seconds, got {human_time:g}")
+                     grace_ms=grace_ms, clock=str(clock), wall_ms=wall_ms)
     # A person's clock: generous and on the wall (what a person feels); the bots' clocks stay as given.
     person = TimeControl(start_ms=start_ms, decision_ms=int(human_time * 1000), grace_ms=grace_ms, clock="wall")
     seat_times = [person if i in humans else None for i in range(len(bots))]
@@ -263,7 +258,7 @@ def replay(
     verify: Annotated[bool, typer.Option("--verify", help="Re-check every action with the engine; exit 1 at the first entry that does not hold.")] = False,
     private: Annotated[bool, typer.Option("--private/--public", help="Show hands and stock draws (default) or only what every seat saw.")] = True,
     key: Annotated[Path | None, typer.Option("--key", help="With --verify: the tournament's secret.key to check the record's MAC with (default: ../secret.key of a tournament's records/ folder).")] = None,
-    deal: Annotated[int | None, typer.Option("--deal", help="Only this deal (from 1).")] = None,
+    deal: Annotated[int | None, typer.Option("--deal", min=1, help="Only this deal (from 1).")] = None,
     seat: Annotated[int | None, typer.Option("--seat", help="As this seat saw the game: its own hand only, the others' sizes.")] = None,
     table: Annotated[bool, typer.Option("--table/--no-table", help="After each turn, the table: melds with their numbers, hand sizes, stock, discard top.")] = True,
 ) -> None:
@@ -297,8 +292,6 @@ def replay(
     players = int(header.get("players") or len(names))
     if seat is not None and not 0 <= seat < players:
         fail(f"--seat {seat}: no such seat; the seats of this game are 0 to {players - 1}")
-    if deal is not None and deal < 1:
-        fail(f"--deal {deal}: deals are numbered from 1")
     typer.echo(printable(f"{header.get('rules', {}).get('name', '?')} game, seed {header.get('seed')}, seats: "
                          f"{', '.join(names)}" + (f"; as seat {seat} saw it" if seat is not None else "")))
     board = TableReplay(Header.from_data(header), names, seat, hands=private) if table else None

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from arena.errors import ArenaError
-
-if TYPE_CHECKING:
-    pass
-
 from arena.cli.app import app, fail
+from arena.cli.choices import FailureKind, TableFormat, TextFormat
 from arena.cli.folder_text import _reading_results, _render
+from arena.errors import ArenaError
 
 
 @app.command()
@@ -21,23 +18,18 @@ def games(
     folder: Annotated[Path, typer.Argument(help="A results folder of `arena run`.")],
     bot: Annotated[str | None, typer.Option("--bot", help="Only games with this bot at the table (and with --failed or --kind, its own failures).")] = None,
     failed: Annotated[bool, typer.Option("--failed", help="Only games in which a seat (or --bot) failed.")] = False,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only games with a failure of this kind, e.g. timeout or crash.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text (a line per game, with its record path) or json (the journal entries).")] = "text",
+    kind: Annotated[FailureKind | None, typer.Option("--kind", help="Only games with a failure of this kind, e.g. timeout or crash.")] = None,
+    fmt: Annotated[TextFormat, typer.Option("--format", help="text (a line per game, with its record path) or json (the journal entries).")] = "text",
 ) -> None:
     """List the games of a results folder, with their record paths: all of them, a bot's, or the failed ones."""
     import msgspec
 
-    from arena.settings import FAILURE_KINDS
     from arena.tournament.games import GameFilter, describe, find_games
 
-    if fmt not in ("text", "json"):
-        fail(f"--format: expected text or json, got {fmt!r}")
-    if kind is not None and kind not in FAILURE_KINDS:
-        fail(f"--kind {kind!r}: expected one of {', '.join(FAILURE_KINDS)}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
     with _reading_results(folder, f"arena games {folder}"):
-        found = find_games(folder, GameFilter(bot, failed, kind))
+        found = find_games(folder, GameFilter(bot, failed, None if kind is None else str(kind)))
         if bot is not None and bot not in (names := _bot_names(folder)):
             fail(f"--bot {bot!r}: no bot of that name in {folder}; the bots are: {', '.join(names)}")
     if fmt == "json":
@@ -62,23 +54,21 @@ def _bot_names(folder: Path) -> list[str]:
 @app.command(name="standings")
 def standings_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl).")],
-    fmt: Annotated[str, typer.Option("--format", help="table, md, csv or json.")] = "table",
+    fmt: Annotated[TableFormat, typer.Option("--format", help="table, md, csv or json.")] = "table",
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="Move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and count the rest, instead of stopping.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column and the crosstable (the default table fits 100 columns).")] = False,
 ) -> None:
     """Standings and crosstable of a results folder (only journal lines that verify are counted)."""
-    if fmt not in ("table", "md", "csv", "json"):
-        fail(f"--format: expected table, md, csv or json, got {fmt!r}")
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    typer.echo(_render(folder, fmt, drop_bad_lines, wide))
+    typer.echo(_render(folder, str(fmt), drop_bad_lines, wide))
 
 
 @app.command(name="report")
 def report_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder (with journal.jsonl), finished or still running.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="The HTML file to write (default: FOLDER/report.html); game replays go in a folder beside it named after it.")] = None,
-    refresh_s: Annotated[int, typer.Option("--refresh-s", help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
+    refresh_s: Annotated[int, typer.Option("--refresh-s", min=0, help="While the tournament runs, the page reloads itself this often, in seconds (0: never).")] = 30,
 ) -> None:
     """Write an HTML report of a results folder: standings, crosstable, ratings over time, latency, every game with its replay."""
     from arena.report import write_report
@@ -86,8 +76,6 @@ def report_cmd(
 
     if not (folder / "journal.jsonl").is_file():
         fail(f"{folder}: no journal.jsonl here; is it a results folder of `arena run`?")
-    if refresh_s < 0:
-        fail(f"--refresh-s: expected 0 or more, got {refresh_s}")
     try:
         path = write_report(folder, out, refresh_s or None)
     except ConfigFileError as e:

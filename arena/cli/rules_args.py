@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.app import _wants_json as _wants_json
 from arena.cli.app import app as app
 from arena.cli.app import fail as fail
-from arena.rules.options import RulesError, RuleSet, resolve
+
+if TYPE_CHECKING:
+    from arena.rules.options import RuleSet
 
 
 def _rules(variant: str, overrides: list[str] | None = None) -> RuleSet:
     """A preset with ``--rules KEY=VALUE`` overrides (VALUE read as a TOML value, else as a string)."""
+    from arena.rules.options import RulesError, resolve
+
     changes: dict[str, Any] = {}
     for item in overrides or []:
         key, sep, raw = item.partition("=")

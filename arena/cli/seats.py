@@ -136,18 +136,29 @@ def _open_host(make: Callable[[], BotHost], listen: str | None) -> BotHost:
         fail(f"cannot create {e.filename or 'the log folder'}: {e.strerror or e}")
 
 
-def _check_record_path(path: Path, given: bool = False, force: bool = False) -> None:
-    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts;
-    a ``given`` path must be in an existing folder and, without ``force``, not overwrite a file."""
+def _check_record_name(path: Path, force: bool = False) -> None:
+    """Fail unless a given ``--record`` path names a file in an existing folder and, without
+    ``force``, not one that exists (nothing is written: this comes before the sandbox's check)."""
     if "\0" in str(path):
         fail("--record: expected a file path without NUL characters")
     if path.is_dir():
         fail(f"--record {path}: is a folder; expected a file path")
-    if given and not os.path.lexists(path.parent):
+    if not os.path.lexists(path.parent):
         fail(f"--record {path}: the folder {path.parent} does not exist; create it first "
              f"(mkdir -p {shlex.quote(str(path.parent))}) or give a file in an existing folder")
-    if given and not force and os.path.lexists(path):
+    if not path.parent.is_dir():
+        fail(f"--record {path}: {path.parent} is not a folder; give a file in an existing folder")
+    if not force and os.path.lexists(path):
         fail(f"--record {path}: the file exists; give --force to overwrite it, or another file name")
+
+
+def _check_record_path(path: Path, given: bool = False, force: bool = False) -> None:
+    """Fail unless the record (and the logs folder beside it) can be written, before any bot starts;
+    a ``given`` path must be in an existing folder and, without ``force``, not overwrite a file."""
+    if given:
+        _check_record_name(path, force)
+    elif "\0" in str(path) or path.is_dir():
+        fail(f"--record {path}: expected a file path")
     from arena.integrity import open_private, private_folder
 
     try:

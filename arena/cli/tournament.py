@@ -11,6 +11,7 @@ import typer
 from arena.cli.app import _wants_json as _wants_json
 from arena.cli.app import app as app
 from arena.cli.app import fail as fail
+from arena.cli.choices import ProgressMode, TableFormat
 from arena.cli.folder_text import SET_ASIDE, _done_count, _render, _shown_path, _standings_now
 from arena.cli.rules_args import _rules as _rules
 from arena.cli.rules_args import _toml_value as _toml_value
@@ -104,30 +105,24 @@ def run(
     file: Annotated[Path, typer.Argument(help="A tournament file (TOML).")],
     out: Annotated[Path | None, typer.Option("--out", help="Results folder (default: the file's `output`).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run in the same folder.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
+    fmt: Annotated[TableFormat, typer.Option("--format", help="Standings format at the end: table, md, csv, json.")] = "table",
     no_sandbox: Annotated[bool, typer.Option("--no-sandbox", help="Run the bots without a sandbox (as sandbox = false in the file); only for bots you trust.")] = False,
     drop_bad_lines: Annotated[bool, typer.Option("--drop-bad-lines", help="With --resume: move journal lines that do not verify (or are outside the schedule, or a second result) to journal.rejected.jsonl and go on, instead of stopping.")] = False,
-    progress_mode: Annotated[str, typer.Option("--progress", help="auto (a progress line on a terminal, else one line per game), bar, lines or none.")] = "auto",
-    standings_every: Annotated[int, typer.Option("--standings-every", help="Print the standings after every N games (0: only at the end).")] = 0,
+    progress_mode: Annotated[ProgressMode, typer.Option("--progress", help="auto (a progress line on a terminal, else one line per game), bar, lines or none.")] = "auto",
+    standings_every: Annotated[int, typer.Option("--standings-every", min=0, help="Print the standings after every N games (0: only at the end).")] = 0,
     events: Annotated[Path | None, typer.Option("--events", help="Append a JSON Lines stream of run and game starts, results and failures to FILE, for other tools.")] = None,
     accept_changed: Annotated[bool, typer.Option("--accept-changed", help="With --resume: go on with bots whose program changed since the folder's first run (a warning each; their new fingerprints are recorded), instead of stopping.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Standings table with every column and the crosstable (the default fits 100 columns).")] = False,
     report: Annotated[bool, typer.Option("--report", help="Keep an HTML report in OUT/report.html, rewritten every --report-every games; open it in a browser, it reloads itself.")] = False,
-    report_every: Annotated[int, typer.Option("--report-every", help="With --report: rewrite the report after this many games.")] = 10,
-    cluster: Annotated[str | None, typer.Option("--cluster", help="Play the games on the Dask cluster whose scheduler is at this address (tcp://HOST:8786), as [executor] cluster in the file.")] = None,
+    report_every: Annotated[int, typer.Option("--report-every", min=1, help="With --report: rewrite the report after this many games.")] = 10,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="Play the games on the Dask cluster whose scheduler is at this address (tcp://HOST:8786), as \\[executor] cluster in the file.")] = None,
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
     from arena.tournament import schedule
-    from arena.tournament.progress import MODES, RunView, choose_mode
+    from arena.tournament.progress import RunView, choose_mode
     from arena.tournament.runner import run as run_tournament
     from arena.untrusted import shown
 
-    if fmt not in ("table", "md", "csv", "json"):
-        fail(f"--format: expected table, md, csv or json, got {fmt!r}")
-    if progress_mode not in MODES:
-        fail(f"--progress: expected one of {', '.join(MODES)}, got {progress_mode!r}")
-    if standings_every < 0:
-        fail(f"--standings-every: expected 0 or more games, got {standings_every}")
     if events is not None:
         try:
             events.parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +130,6 @@ def run(
                 pass
         except OSError as e:
             fail(f"--events {events}: cannot write it: {e.strerror or e}")
-    if report_every < 1:
-        fail(f"--report-every: expected 1 or more, got {report_every}")
     t = _load_tournament(file, out)
     if no_sandbox or events is not None:
         from dataclasses import replace
@@ -163,7 +156,7 @@ def run(
             live.game_done(display.played)
 
     launched = sum(1 for b in t.bots if not b.remote)
-    display = RunView(choose_mode(progress_mode), total, _done_count(folder) if resume else 0,
+    display = RunView(choose_mode(str(progress_mode)), total, _done_count(folder) if resume else 0,
                    standings_every=standings_every, standings=lambda: _standings_now(folder), events=events,
                    phase=f"starting each of the {launched} bots once to check it says hello..." if launched else None)
     outcome = "stopped"
@@ -194,4 +187,4 @@ def run(
         raise typer.Exit(130)
     typer.echo(f"{summary.played} game(s) played, {summary.skipped} already done, in {summary.elapsed_s:.1f}s; "
                f"{summary.bot_starts} bot process start(s)", err=True)
-    typer.echo(_render(folder, fmt, wide=wide))
+    typer.echo(_render(folder, str(fmt), wide=wide))

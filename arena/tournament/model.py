@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import arena.settings as _settings
-from arena.rules.options import RuleSet
 from arena.settings import (
     BotSpec,
     FailurePolicy,
     Limits,
     TimeControl,
 )
-from arena.tournament.deals import fingerprint
-from arena.tournament.growth import Generation
+
+if TYPE_CHECKING:  # types only: the command line reads MAX_CONCURRENCY here at start, and nothing else
+    from arena.rules.options import RuleSet
+    from arena.tournament.growth import Generation
 
 RESOLVED_FILE = "tournament.toml"
 SEATINGS: tuple[str, ...] = ("all", "williams", "rotate")
@@ -146,6 +147,8 @@ class Tournament:
         if self.deals is not None:
             out["deals"] = self.deals
             if self.deal_key is not None:  # which suite, so a folder is never resumed with other cards
+                from arena.tournament.deals import fingerprint
+
                 out["deals_id"] = fingerprint(self.deal_key)
         if self.history:
             out["history"] = [g.to_data() for g in self.history]

@@ -212,7 +212,7 @@ def test_a_well_formed_record_that_does_not_hold_is_exit_1(tmp_path: Path) -> No
 # -- play ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args,words", [
-    (["--record", "/dev/null/x.jsonl"], ["--record /dev/null/x.jsonl", "Not a directory"]),
+    (["--record", "/dev/null/x.jsonl"], ["--record /dev/null/x.jsonl", "/dev/null is not a folder"]),
     (["--listen", "notaport"], ["--listen 'notaport'", "HOST:PORT"]),
     (["--listen", "127.0.0.1:99999"], ["from 0 to 65535"]),
     (["--listen", "203.0.113.7:5555"], ["cannot listen there"]),
