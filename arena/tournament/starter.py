@@ -10,7 +10,10 @@ import tomli_w
 from arena.settings import (
     FailurePolicy,
 )
-from arena.tournament.model import TOURNAMENT_TIME
+from arena.tournament.config_bots import LIMIT_CEILINGS
+from arena.tournament.model import TOURNAMENT_TIME, Tournament
+
+_SHOWN_DEFAULTS = ("format", "deal_sets", "seating", "concurrency", "seed", "ladder_points")  # Tournament's
 
 
 def starter_toml() -> str:
@@ -19,17 +22,13 @@ def starter_toml() -> str:
         "name": "my-tournament",
         "variant": "basic",
         "seats": 2,
-        "format": "round_robin",
-        "deal_sets": 2,
-        "seating": "all",
-        "concurrency": 1,
-        "seed": 1,
-        "ladder_points": False,
+        **{key: getattr(Tournament, key) for key in _SHOWN_DEFAULTS},
         "rules": {"target": 100},
         "time": asdict(TOURNAMENT_TIME),
         "failures": asdict(FailurePolicy()),
     }
     bots = [{"name": "random", "command": "random"}, {"name": "greedy", "command": "greedy"}]
+    ceilings = ", ".join(f"{k} {v}" for k, v in LIMIT_CEILINGS.items())
     header = """\
 # Rummy bot arena: a tournament file.  Check it with `arena validate FILE`, run it with `arena run FILE`.
 #
@@ -60,9 +59,9 @@ def starter_toml() -> str:
 #              data = "folder" (the one folder it may write, kept between its games: $ARENA_DATA;
 #              at most data_mb MiB, default 256)
 # [limits]     every bot's limits where its entry sets none, and the ceiling of what an entry may ask
-#              (built-in ceilings: memory_mb 4096, processes 256, data_mb 1024; [limits] raises them)
+#              (built-in ceilings: CEILINGS; [limits] raises them)
 
-"""
+""".replace("CEILINGS", ceilings)
     body = tomli_w.dumps(data)
     for bot in bots:
         body += "\n[[bots]]\n" + tomli_w.dumps(bot)
