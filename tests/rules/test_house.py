@@ -247,3 +247,18 @@ def test_candidates_are_greedys_play_then_its_next_discards_and_held_back_plans(
         checked += 1
         g.play(first)
     assert checked >= 8
+
+
+def test_elimination_drops_a_move_that_scores_as_an_earlier_one_and_one_clearly_beaten():
+    house = HousePolicy(resolve("basic"), 0, Level(samples=16, budget_s=1.0, moves=4, z=2.0))
+    base = [0.1, -0.3, 0.2, 0.0, -0.1, 0.4, -0.2, 0.1]
+    vals = [
+        base,
+        [v + (0.25 if i % 2 else -0.15) for i, v in enumerate(base)],  # the leader, within noise of greedy's
+        list(base),  # scores as greedy's move on every sample: dropped, greedy's kept
+        [v - 0.3 for v in base],  # beaten on every sample: dropped
+    ]
+    assert house._eliminate([0, 1, 2, 3], vals, 8) == [0, 1]
+    # ahead on every sample by a little: greedy's is dropped (its difference is many standard errors)
+    ahead = [base, [v + 0.05 for v in base]]
+    assert house._eliminate([0, 1], ahead, 8) == [1]
