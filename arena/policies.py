@@ -160,10 +160,11 @@ class GreedyPolicy:
                 return p
         return safe_play(rules, view)
 
-    def plays(self, obs: Observation) -> list[Play]:
+    def plays(self, obs: Observation, view: TurnView | None = None) -> list[Play]:
         """Every legal play of its plan with its chosen discard, best first (``play`` returns the first,
-        or the safe move when this is empty); the candidates of ``arena.env`` start with these."""
-        view = obs.turn_view()
+        or the safe move when this is empty); the candidates of ``arena.env`` start with these.
+        ``view``: ``obs.turn_view()``, if the caller has it already."""
+        view = view or obs.turn_view()
         out: list[Play] = []
         for actions in self._plan(obs, view):
             p = self._finish(view, actions)
@@ -171,9 +172,9 @@ class GreedyPolicy:
                 out.append(p)
         return out
 
-    def finish(self, obs: Observation, actions: list[TableAction]) -> Play | None:
+    def finish(self, obs: Observation, actions: list[TableAction], view: TurnView | None = None) -> Play | None:
         """``actions`` with the discard this policy would choose after them, if that play is legal."""
-        return self._finish(obs.turn_view(), actions)
+        return self._finish(view or obs.turn_view(), actions)
 
     def _plan(self, obs: Observation, view: TurnView) -> list[list[TableAction]]:
         """Candidate action lists, best first (the caller adds the discard and checks)."""

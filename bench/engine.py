@@ -109,14 +109,33 @@ def calibration() -> float:
     return round(min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6, 2)
 
 
-def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bool = False) -> dict[str, Any]:
-    """Run the benchmark; print a table unless ``quiet``; return the figures."""
+def openspiel_cpu_rate(steps: int = 40_000) -> float | None:
+    """OpenSpiel gin_rummy random play, decisions per CPU second in this process (None without open-spiel)."""
+    from bench.env import openspiel_rate
+
+    r = openspiel_rate(steps, tensor=False)
+    return None if r is None else round(r["steps_per_cpu_s"], 1)
+
+
+def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bool = False,
+         openspiel: bool = True) -> dict[str, Any]:
+    """Run the benchmark; print a table unless ``quiet``; return the figures.
+
+    With ``openspiel`` (and open-spiel installed) its gin_rummy random play is timed before and
+    after the presets, and each row's ``vs_openspiel_measured`` is its CPU rate over their mean.
+    """
     names = presets or list(PRESETS)
     calib = calibration()
+    spiel = [openspiel_cpu_rate()] if openspiel else []
     rows = []
     for p in names:
         before = calibration()
         rows.append({**bench_preset(p, games), "calibration_us": before})
+    spiel.append(openspiel_cpu_rate() if openspiel else None)
+    measured = [x for x in spiel if x is not None]
+    spiel_rate = sum(measured) / len(measured) if measured else None
+    for r in rows:
+        r["vs_openspiel_measured"] = round(r["cpu_decisions_per_s"] / spiel_rate, 2) if spiel_rate else None
     result: dict[str, Any] = {
         "benchmark": "engine",
         "policies": "greedy vs greedy",
@@ -129,6 +148,8 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
         # shares the machine (both are in the table)
         "target_met": all(r["cpu_decisions_per_s"] >= TARGET["decisions_per_s"] for r in rows),
         "target_met_wall_clock": all(r["decisions_per_s"] >= TARGET["decisions_per_s"] for r in rows),
+        "openspiel_cpu_decisions_per_s": spiel_rate,
+        "openspiel_met": spiel_rate is not None and all(r["cpu_decisions_per_s"] >= spiel_rate for r in rows),
         "presets": {r["preset"]: r for r in rows},
     }
     if not quiet:
@@ -148,6 +169,11 @@ def print_table(result: dict[str, Any]) -> None:
               f"{r['cpu_decisions_per_s']:>10,.0f}{r['vs_target']:>9.2f}x{r['games_per_s']:>9.1f}"
               f"{r['engine_share']:>8.0%}{r['policy_share']:>8.0%}{r['vs_rlcard']:>9.2f}x{r['vs_openspiel']:>12.2f}x"
               f"{r['calibration_us']:>9.2f}")
+    spiel = result.get("openspiel_cpu_decisions_per_s")
+    if spiel:
+        print(f"OpenSpiel gin_rummy random play, timed in this run: {spiel:,.0f} decisions per CPU s; per preset "
+              + ", ".join(f"{r['preset']} {r['vs_openspiel_measured']:.2f}x" for r in result["presets"].values())
+              + f" ({'met' if result['openspiel_met'] else 'NOT met'}: goal >= 1x every preset)")
     print(f"anchors: RLCard gin rummy ~{ANCHORS['rlcard_gin_rummy_random']:,} random decisions/s, "
           f"OpenSpiel C++ gin rummy via Python ~{ANCHORS['openspiel_gin_rummy_python']:,}; "
           f"target >= {TARGET['decisions_per_s']:,} decisions/s for every preset: "
@@ -160,8 +186,9 @@ def _cli(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per preset")
     ap.add_argument("--preset", action="append", choices=list(PRESETS), help="preset(s) to run (default: all)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
+    ap.add_argument("--no-openspiel", action="store_true", help="do not time OpenSpiel's gin_rummy in the same run")
     args = ap.parse_args(argv)
-    result = main(args.games, args.preset, quiet=args.json)
+    result = main(args.games, args.preset, quiet=args.json, openspiel=not args.no_openspiel)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()

@@ -80,9 +80,9 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
             seen.add(p)
             out.append(p)
 
-    for p in g.plays(obs):  # checked legal by the policy
-        add(p)
     view = obs.turn_view()
+    for p in g.plays(obs, view):  # checked legal by the policy
+        add(p)
     plain = [c for c in sorted(set(view.hand)) if not (view.took_discard and c == view.drawn)]
     # A plain discard's legality does not depend on which card it is, beyond the taken one left
     # out above (RULES 3.3): the engine is asked about one (unless greedy's plan holds one already),
@@ -94,7 +94,7 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
     for m in candidate_melds(view.hand, rules):
         meld = Meld(m)
         if (meld,) not in planned:  # else greedy's finish of it is in the list already (it is deterministic)
-            add(g.finish(obs, [meld]))
+            add(g.finish(obs, [meld], view))
     if not out:
         add(safe_play(rules, view))
     return out
@@ -137,7 +137,10 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
             idx.append(flags + 2)
         idx.append(flags + 3)
         sizes.append(len(p.actions) / 4)
-    x = np.bincount(idx, minlength=SIZE).astype(np.float32)
+    # counted only as far as the last index reached (the tensor is mostly empty play slots)
+    counts = np.bincount(idx)
+    x = np.zeros(SIZE, dtype=np.float32)
+    x[:counts.size] = counts
     if plays:
         x[PLAYS + 2 * CARDS + 1:PLAYS + len(plays) * PLAY_FEATURES:PLAY_FEATURES] = sizes
     me = obs.seat

@@ -335,13 +335,27 @@ def opening_value(meld: TableMeld, rules: RuleSet) -> int:
     >>> opening_value(form_meld([parse(c) for c in ("7H", "8H", "9H")], basic), basic)
     24
     """
+    is_set = meld.kind == SET
+    key = (is_set, meld.rank if is_set else meld.low, len(meld.cards))
+    memo = _OPENING.of(rules)
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = _opening_value(is_set, key[1], key[2], rules)
+    return value
+
+
+# opening values by (is a set, its rank or the run's first position, length)
+_OPENING: PerRules[tuple[bool, int, int], int] = PerRules()
+
+
+def _opening_value(is_set: bool, at: int, n: int, rules: RuleSet) -> int:
     table = rules.opening_values
     high = rules.ace_is_high
-    if meld.kind == SET:
-        return table.rank_value(meld.rank, high) * len(meld.cards)
+    if is_set:
+        return table.rank_value(at, high) * n
     total = 0
-    for i in range(len(meld.cards)):
-        total += table.rank_value(position_rank(meld.low + i), high, lowest_of_run=(i == 0))
+    for i in range(n):
+        total += table.rank_value(position_rank(at + i), high, lowest_of_run=(i == 0))
     return total
 
 

@@ -24,20 +24,23 @@ MAX_RULE_SETS = 64
 class PerRules(Generic[K, V]):
     """One memo table per rule set (``of(rules)``)."""
 
-    __slots__ = ("_tables",)
+    __slots__ = ("_last", "_limit", "_tables")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._tables: dict[int, tuple[RuleSet, dict[K, V]]] = {}
+        self._limit = limit  # entries per table (MAX_ENTRIES if None)
+        self._last: tuple[RuleSet, dict[K, V]] | None = None  # the table asked for last, found first
 
     def of(self, rules: RuleSet) -> dict[K, V]:
-        entry = self._tables.get(id(rules))
-        if entry is not None and entry[0] is rules:
-            table = entry[1]
-            if len(table) >= MAX_ENTRIES:
-                table.clear()
-            return table
-        if len(self._tables) >= MAX_RULE_SETS:
-            self._tables.clear()
-        table = {}
-        self._tables[id(rules)] = (rules, table)
+        entry = self._last
+        if entry is None or entry[0] is not rules:
+            entry = self._tables.get(id(rules))
+            if entry is None or entry[0] is not rules:
+                if len(self._tables) >= MAX_RULE_SETS:
+                    self._tables.clear()
+                entry = self._tables[id(rules)] = (rules, {})
+            self._last = entry
+        table = entry[1]
+        if len(table) >= (self._limit or MAX_ENTRIES):
+            table.clear()
         return table

@@ -111,7 +111,7 @@ _Shape = tuple[tuple[Card, ...], str, tuple[bool, ...], int, int, int]
 # on its cards (in hand order) and the number of jokers, and those of one suit only on its ranks and
 # that number: worked out once per rule set, as the ranks and suits of hands recur.
 _RANK_SHAPES: PerRules[tuple[tuple[Card, ...], int], tuple[_Shape, ...]] = PerRules()
-_SUIT_SHAPES: PerRules[tuple[int, int, int], tuple[_Shape, ...]] = PerRules()
+_SUIT_SHAPES: PerRules[int, tuple[_Shape, ...]] = PerRules()  # key: suit | ranks << 2 | jokers << 17
 
 
 def _frozen(found: list[_Candidate], rules: RuleSet) -> tuple[_Shape, ...]:
@@ -124,27 +124,48 @@ def _frozen(found: list[_Candidate], rules: RuleSet) -> tuple[_Shape, ...]:
     return tuple(out)
 
 
-def _joker_candidates(hand: list[Card], rules: RuleSet) -> list[_Shape]:
+# the last hands asked about (a hand is asked about again within a turn: the policy, the env's candidates)
+_HAND_SHAPES: PerRules[tuple[Card, ...], tuple[_Shape, ...]] = PerRules(limit=256)
+
+
+def _joker_candidates(hand: list[Card], rules: RuleSet) -> tuple[_Shape, ...]:
     """``candidate_shapes`` where jokers are the only wilds, from the memo (same melds, same order)."""
+    hands = _HAND_SHAPES.of(rules)
+    key = tuple(hand)
+    found = hands.get(key)
+    if found is None:
+        found = hands[key] = _joker_search(hand, rules)
+    return found
+
+
+def _joker_search(hand: list[Card], rules: RuleSet) -> tuple[_Shape, ...]:
     by_rank: dict[int, list[Card]] = {}  # in the order first seen, as in _Pools
-    by_suit: dict[int, int] = {}
+    masks = [0, 0, 0, 0]  # suit -> bit mask of the ranks held
+    suits: list[int] = []  # in the order first seen
     jokers = 0
     for c in hand:
-        if c == JOKER:
+        if not c:  # JOKER
             jokers += 1
             continue
         r = c >> 2  # rank_of
-        if r in by_rank:
-            by_rank[r].append(c)
-        else:
+        same = by_rank.get(r)
+        if same is None:
             by_rank[r] = [c]
+        else:
+            same.append(c)
         s = c & 3  # suit_of
-        by_suit[s] = by_suit.get(s, 0) | 1 << r
+        if not masks[s]:
+            suits.append(s)
+        masks[s] |= 1 << r
     out: list[_Shape] = []
     wilds = [JOKER] * jokers
+    # fewer naturals than _set_of and _runs_of need give nothing: not looked up
+    short_set_ok = [bool(jokers) and n + min(jokers, _wild_allowance(n, rules)) >= 3 for n in range(3)]
+    run_from = 2 if jokers else 3
     rank_memo = _RANK_SHAPES.of(rules)
     for rank, cards in by_rank.items():
-        if len(cards) < 3 and not jokers:
+        n = len(cards)
+        if n < 3 and not short_set_ok[n]:
             continue
         key = (tuple(cards), jokers)
         found = rank_memo.get(key)
@@ -153,13 +174,16 @@ def _joker_candidates(hand: list[Card], rules: RuleSet) -> list[_Shape]:
             found = rank_memo[key] = _frozen([one] if one is not None else [], rules)
         out += found
     suit_memo = _SUIT_SHAPES.of(rules)
-    for suit, ranks in by_suit.items():
-        skey = (suit, ranks, jokers)
+    for suit in suits:
+        ranks = masks[suit]
+        if ranks.bit_count() < run_from:
+            continue
+        skey = suit | ranks << 2 | jokers << 17
         found = suit_memo.get(skey)
         if found is None:
             found = suit_memo[skey] = _frozen(_runs_of(suit, ranks, wilds, rules), rules)
         out += found
-    return out
+    return tuple(out)
 
 
 # A candidate before its shape is checked: its cards, SET or RUN, and the rank of a set

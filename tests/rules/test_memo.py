@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ def _plain_shapes(hand: list[int], rules) -> list:  # the search without the mem
     return [m for c, kind, where in out if (m := _shape_of(c, kind, where, rules)) is not None]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(preset=st.sampled_from(list(PRESETS)), ace=st.sampled_from([None, "wrap", "high_or_low"]),
        over=st.sampled_from([{}, {"wilds_adjacent": False}, {"max_wilds_per_meld": 1}, {"set_distinct_suits": False},
@@ -39,6 +41,7 @@ def test_memoized_candidates_are_the_plain_searchs(preset, ace, over, size, data
     assert repr(candidate_shapes(hand, rules)) == want
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(preset=st.sampled_from(list(PRESETS)), wild=st.sampled_from([None, 2]), kind=st.sampled_from([None, "set", "run"]),
        data=st.data())
