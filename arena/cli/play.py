@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 from arena.cli.rules_args import _rules
 
+LONGEST_WAIT_S = 86400  # a day: the most a person's move (--human-time) or a remote seat (--remote-wait-s) is given
+
 
 @app.command()
 def play(
@@ -48,7 +50,7 @@ def play(
     record: Annotated[Path | None, typer.Option("--record", help="Game record file (JSON Lines), in an existing folder; bot logs go to logs/ beside it. Default: a new dated folder under ./arena-play/, named in the output.")] = None,
     force: Annotated[bool, typer.Option("--force", help="With --record: overwrite the file if it exists.")] = False,
     rules_overrides: Annotated[list[str] | None, typer.Option("--rules", help="Override a rule option of the preset as KEY=VALUE, as in a tournament file's \\[rules] table (repeatable), e.g. --rules deals=3.")] = None,
-    human_time: Annotated[float, typer.Option("--human-time", min=1, max=86400, help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
+    human_time: Annotated[float, typer.Option("--human-time", min=1, max=LONGEST_WAIT_S, help="With a human seat: the person's time per move, in seconds (the bots keep --time-ms).")] = 600.0,
     seat_names: Annotated[list[str] | None, typer.Option("--name", help="Name of a seat's bot, one per seat in order (repeatable; default: the name in each bot's hello).")] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="HOST:PORT to listen on, for remote:NAME seats (default 127.0.0.1, any free port).")] = None,
     remote_wait_s: Annotated[float, typer.Option("--remote-wait-s", help="How long a remote:NAME seat has to connect, in seconds.")] = 120.0,
@@ -92,8 +94,8 @@ def play(
             fail(f"--on {item!r}: {e}")
         kind_policy: dict[str, Any] = {kind: pol}  # a Policy field: kind is a row of the table, never "strikes"
         policy = replace(policy, **kind_policy)
-    if remote_wait_s <= 0 or remote_wait_s > 86400:
-        fail(f"--remote-wait-s: expected more than 0 and at most 86400 seconds, got {remote_wait_s}")
+    if remote_wait_s <= 0 or remote_wait_s > LONGEST_WAIT_S:  # more than 0: typer's ranges have no open bound here
+        fail(f"--remote-wait-s: expected more than 0 and at most {LONGEST_WAIT_S} seconds, got {remote_wait_s}")
     stdio_seats = _stdio_seats(stdio, len(bots))
     specs = _unique_names([_bot_spec(b, i, i in stdio_seats) for i, b in enumerate(bots)])
     if seat_names:
