@@ -42,6 +42,7 @@ from bench import league_oracle, league_sim  # noqa: E402
 from bench.league_sim import kendall_tau  # noqa: E402,F401  (the tests' import)
 
 FORMATS = ("subset", "swiss", "adaptive", "uneven", "top", "oracle-tau", "oracle-top")
+EXTRA = ("info",)  # formats run only when --formats names them (bench/league_sim.py)
 BUDGETS = (200, 300, 400, 600, 800, 1100, 1600, 2300, 3200, 4500, 6400, 8000)
 DESIGN_GAMES = {"tau": 3000.0, "top": 1000.0}  # the G each oracle design is optimised for (about its need)
 DEAL_SD = 1.0  # sd of a seat's luck in a deal-set, beside the Gumbel noise of a game (sd 1.28)
@@ -103,8 +104,8 @@ def describe(budgets: list[int], err: dict[str, np.ndarray], oracle: str, boots:
     out = {}
     for f in err:
         share = np.array([s[f] for s in samples]) / budgets[-1]
-        vs = np.array([s[f] / s[oracle] for s in samples])
-        out[f] = {"games": point[f], "share": point[f] / budgets[-1], "vs_oracle": point[f] / point[oracle],
+        vs = np.array([s[f] / s.get(oracle, np.nan) for s in samples])  # nan: the oracle was not played
+        out[f] = {"games": point[f], "share": point[f] / budgets[-1], "vs_oracle": point[f] / point.get(oracle, np.nan),
                   "share_lo": _pct(share, 5), "share_hi": _pct(share, 95),
                   "vs_lo": _pct(vs, 5), "vs_hi": _pct(vs, 95)}
     return out
@@ -187,7 +188,13 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     ap.add_argument("--raw", type=Path, help="keep every field's errors in FILE-SPREAD.npz (read them if there)")
+    ap.add_argument("--formats", default=",".join(FORMATS),
+                    help=f"formats to play, subset among them (also: {', '.join(EXTRA)})")
     args = ap.parse_args()
+    formats = tuple(args.formats.split(","))
+    unknown = sorted(set(formats) - set(FORMATS) - set(EXTRA))
+    if unknown or "subset" not in formats:
+        ap.error(f"--formats: {', '.join(unknown) or 'subset (the target) is needed'}")
     if args.quick:
         args.fields, args.spreads = 4, "600"
     budgets = list(BUDGETS)
@@ -197,10 +204,11 @@ def main() -> None:
         raw = args.raw.with_name(f"{args.raw.stem}-{spread:g}.npz") if args.raw else None
         if raw is not None and raw.exists():  # the games of an earlier run: only the analysis again
             with np.load(raw) as z:
-                err: dict[str, dict[str, np.ndarray]] = {kind: {f: z[f"{kind}/{f}"] for f in FORMATS}
+                err: dict[str, dict[str, np.ndarray]] = {kind: {f: z[f"{kind}/{f}"] for f in formats}
                                                          for kind in ("tau", "top")}
         else:
-            err = measure(args.bots, args.seats, spread, args.fields, budgets, args.top, args.deal_sd, args.jobs)
+            err = measure(args.bots, args.seats, spread, args.fields, budgets, args.top, args.deal_sd, args.jobs,
+                          formats)
             if raw is not None:
                 arrays = {f"{kind}/{f}": err[kind][f] for kind in err for f in err[kind]}
                 np.savez(raw, **arrays)  # type: ignore[arg-type]  # the stub reads a keyword as allow_pickle
@@ -211,19 +219,19 @@ def main() -> None:
                                     ("top", f"true top {args.top} missing from the named top {args.top}",
                                      "oracle-top")):
             print(f"  {title} (mean over fields)")
-            print(f"  {'games':>7} " + " ".join(f"{f:>10}" for f in FORMATS))
+            print(f"  {'games':>7} " + " ".join(f"{f:>10}" for f in formats))
             for i, g in enumerate(budgets):
-                print(f"  {g:>7} " + " ".join(f"{err[kind][f][:, i].mean():>10.4f}" for f in FORMATS))
+                print(f"  {g:>7} " + " ".join(f"{err[kind][f][:, i].mean():>10.4f}" for f in formats))
             fit = describe(budgets, err[kind], oracle, args.bootstrap, int(spread))
             print(f"  games to the subset's {budgets[-1]}-game {kind} error (fitted curves; 90% interval over fields):")
-            for f in FORMATS:
+            for f in formats:
                 r = fit[f]
                 print(f"    {f:>10}: {r['games']:>6.0f} = {r['share']:.2f} of {budgets[-1]} "
                       f"[{r['share_lo']:.2f}, {r['share_hi']:.2f}], {r['vs_oracle']:.2f}x the oracle "
                       f"[{r['vs_lo']:.2f}, {r['vs_hi']:.2f}]")
-            fig[kind] = {"error": {f: _listed(err[kind][f].mean(axis=0)) for f in FORMATS}, "reach": fit}
+            fig[kind] = {"error": {f: _listed(err[kind][f].mean(axis=0)) for f in formats}, "reach": fit}
         exact = {f: _listed(np.where(np.isnan(err["top"][f]), np.nan, err["top"][f] == 0).mean(axis=0))
-                 for f in FORMATS}
+                 for f in formats}
         fig["top_exact"] = exact
         ratio = league_oracle_ratio(args.seats, spread / ratings.ELO_SCALE)
         print(f"  rule of thumb: a game among equals carries {ratio:.2f}x a subset table's information "

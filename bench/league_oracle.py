@@ -16,48 +16,17 @@ way: the oracle is a bound of the kind "no schedule that knows less does much be
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 from scipy.special import erfc
 
-WINDOW = 8   # a candidate table's bots are within this many places of its best one in the true order
+from arena.tournament.league_objective import WINDOW as WINDOW  # a candidate table's bots: within this many places
+from arena.tournament.league_objective import local_tables as candidates  # the local tables of an order
+from arena.tournament.league_objective import table_information as table_information  # exact PL information
+
 ITERS = 150  # Frank-Wolfe steps
 STEPS = 0.5 ** np.arange(1, 15)  # the line search's step sizes
-
-
-def candidates(theta: np.ndarray, k: int, window: int = WINDOW) -> np.ndarray:
-    """The local tables (rows of bot numbers, sorted): each place's bot with k - 1 of the next window - 1."""
-    order = np.argsort(-theta, kind="stable")
-    n = len(theta)
-    out = set()
-    for i in range(n - k + 1):
-        near = order[i + 1:min(n, i + window)]
-        for rest in itertools.combinations(near.tolist(), k - 1):
-            out.add(tuple(sorted((int(order[i]),) + rest)))
-    return np.array(sorted(out), dtype=np.int64)
-
-
-def table_information(theta: np.ndarray) -> np.ndarray:
-    """Expected Fisher information of one Plackett-Luce game per table: rows of ``theta`` (T x k) -> T x k x k."""
-    t_n, k = theta.shape
-    e = np.exp(theta - theta.max(axis=1, keepdims=True))
-    info = np.zeros((t_n, k, k))
-    for perm in itertools.permutations(range(k)):
-        p = np.array(perm)
-        ep = e[:, p]
-        suffix = np.cumsum(ep[:, ::-1], axis=1)[:, ::-1][:, :k - 1]   # the stages' totals
-        chance = np.prod(ep[:, :k - 1] / suffix, axis=1)
-        c = np.cumsum(1.0 / suffix, axis=1)
-        d = np.cumsum(1.0 / suffix ** 2, axis=1)
-        c_full = np.concatenate([c, c[:, -1:]], axis=1)
-        d_full = np.concatenate([d, d[:, -1:]], axis=1)
-        low = np.minimum.outer(np.arange(k), np.arange(k))
-        block = -ep[:, :, None] * ep[:, None, :] * d_full[:, low]
-        block[:, np.arange(k), np.arange(k)] += ep * c_full
-        info[:, p[:, None], p[None, :]] += chance[:, None, None] * block
-    return info
 
 
 def _moment(w: np.ndarray, cand: np.ndarray, info: np.ndarray, n: int) -> np.ndarray:

@@ -14,6 +14,11 @@ Owns the ``top = K`` objective and uneven allocation (README, Leagues):
 - ``uneven_round``: the round's tables: each seat a bot holds gets its own posterior draw, the seats
   are sorted by it and cut into tables of k distinct bots, so contested bots meet the bots they may
   be confused with.
+- ``information_round``: an alternative for the whole order (bench/league.py's ``info``, not a
+  tournament format): the round's tables chosen one by one among local tables, each the one whose
+  expected Fisher information most reduces the expected number of misordered pairs under the
+  posterior (the oracle's criterion, bench/league_oracle.py, with the truth replaced by the posterior),
+  with the same cap and floor.
 
 Every choice is a function of its arguments (the fit, the rounds sat out, the seeded generator), so
 a resumed league chooses the same tables (docs/ARCHITECTURE.md section 5).
@@ -22,6 +27,8 @@ a resumed league chooses the same tables (docs/ARCHITECTURE.md section 5).
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,6 +39,7 @@ IDLE_MAX = 3    # rounds in a row a bot may sit out: it plays at least one round
 CAP = 4         # tables a bot may hold in one round (its games run beside each other)
 DRAWS = 256     # posterior draws per round
 SETTLED = 0.02  # a bot whose answer is wrong with less than this chance is given no seat beyond the floor
+WINDOW = 8      # a local table's bots are within this many places of its best one (information_round)
 
 
 def generator(*parts: object) -> np.random.Generator:
@@ -148,3 +156,89 @@ def league_round(strength: np.ndarray, cov: np.ndarray, k: int, top: int | None,
     tables_n = n // k
     counts = allocate(weight, idle, played, tables_n * k, min(CAP, tables_n))
     return uneven_round(strength, cov, k, counts, rng, floor)
+
+
+def local_tables(theta: np.ndarray, k: int, window: int = WINDOW) -> np.ndarray:
+    """The local tables (rows of bot numbers, sorted): each place's bot with k - 1 of the next window - 1."""
+    order = np.argsort(-theta, kind="stable")
+    n = len(theta)
+    out = set()
+    for i in range(n - k + 1):
+        near = order[i + 1:min(n, i + window)]
+        for rest in itertools.combinations(near.tolist(), k - 1):
+            out.add(tuple(sorted((int(order[i]),) + rest)))
+    return np.array(sorted(out), dtype=np.int64).reshape(-1, k)
+
+
+def table_information(theta: np.ndarray) -> np.ndarray:
+    """Expected Fisher information of one Plackett-Luce game per table: rows of ``theta`` (T x k) -> T x k x k."""
+    t_n, k = theta.shape
+    e = np.exp(theta - theta.max(axis=1, keepdims=True))
+    info = np.zeros((t_n, k, k))
+    for perm in itertools.permutations(range(k)):
+        p = np.array(perm)
+        ep = e[:, p]
+        suffix = np.cumsum(ep[:, ::-1], axis=1)[:, ::-1][:, :k - 1]   # the stages' totals
+        chance = np.prod(ep[:, :k - 1] / suffix, axis=1)
+        c = np.cumsum(1.0 / suffix, axis=1)
+        d = np.cumsum(1.0 / suffix ** 2, axis=1)
+        c_full = np.concatenate([c, c[:, -1:]], axis=1)
+        d_full = np.concatenate([d, d[:, -1:]], axis=1)
+        low = np.minimum.outer(np.arange(k), np.arange(k))
+        block = -ep[:, :, None] * ep[:, None, :] * d_full[:, low]
+        block[:, np.arange(k), np.arange(k)] += ep * c_full
+        info[:, p[:, None], p[None, :]] += chance[:, None, None] * block
+    return info
+
+
+def misorder_gradient(strength: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """d (expected misordered pairs) / d cov, as the matrix B with d value / d precision_t = -<I_t, B>.
+
+    The oracle's pair weight ``phi(z) |d| / (2 var s)`` (z = |d| / s, the true gap d) averaged over the
+    posterior of d, N(m, s^2): in closed form ``exp(-m^2 / 4s^2) E|X| / (2 sqrt(pi))`` with
+    X ~ N(m/2, s^2/2), so a pair the fit cannot yet order (m near 0) still counts."""
+    from scipy.special import ndtr
+
+    dg = np.diag(cov)
+    var = np.maximum(dg[:, None] + dg[None, :] - 2.0 * cov, 1e-12)
+    s = np.sqrt(var)
+    mu = np.abs(strength[:, None] - strength[None, :]) / 2.0
+    sigma = s / math.sqrt(2.0)
+    abs_mean = sigma * math.sqrt(2.0 / math.pi) * np.exp(-mu ** 2 / (2 * sigma ** 2)) \
+        + mu * (1.0 - 2.0 * ndtr(-mu / sigma))
+    a = np.exp(-mu ** 2 / var) * abs_mean / (2.0 * math.sqrt(math.pi)) / (2.0 * var * s)
+    np.fill_diagonal(a, 0.0)
+    lap = np.diag(a.sum(axis=1)) - a
+    return cov @ lap @ cov
+
+
+def information_round(strength: np.ndarray, cov: np.ndarray, k: int, idle: Sequence[int], cap: int,
+                      games_per_table: int) -> list[Table]:
+    """``n // k`` local tables chosen greedily by the expected reduction of misordered pairs (see the module).
+
+    Each pick adds its table's expected information (``games_per_table`` games at the fit's strengths) to
+    the posterior precision before the next; a bot holds at most ``cap`` tables, and a bot that has sat
+    out ``IDLE_MAX`` rounds is seated first (the floor)."""
+    n = len(strength)
+    cand = local_tables(strength, k)
+    info = games_per_table * table_information(strength[cand])
+    precision = np.linalg.inv(cov)
+    counts = np.zeros(n, dtype=int)
+    due = sorted((b for b in range(n) if idle[b] >= IDLE_MAX), key=lambda b: (-idle[b], b))
+    tables: list[Table] = []
+    for _ in range(n // k):
+        inv = np.linalg.inv(precision)
+        b = misorder_gradient(strength, inv)
+        score = np.einsum("tij,tij->t", info, b[cand[:, :, None], cand[:, None, :]])
+        ok = (counts[cand] < cap).all(axis=1)
+        waiting = [x for x in due if counts[x] == 0]
+        if waiting:
+            with_it = ok & (cand == waiting[0]).any(axis=1)
+            ok = with_it if with_it.any() else ok
+        if not ok.any():
+            ok = np.ones(len(cand), dtype=bool)
+        t = int(np.argmax(np.where(ok, score, -np.inf)))
+        tables.append(tuple(int(x) for x in cand[t]))
+        counts[cand[t]] += 1
+        precision[np.ix_(cand[t], cand[t])] += info[t]
+    return tables
