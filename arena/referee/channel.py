@@ -42,8 +42,8 @@ READ_BYTES = 1 << 16
 OUTBOX_CAP_BYTES = 8 * MAX_MESSAGE_BYTES
 
 
-@dataclass(frozen=True)
-class Line:
+@dataclass(slots=True)
+class Line:  # not frozen: one per message, and a frozen dataclass's __init__ costs twice as much
     data: bytes
 
 
@@ -118,6 +118,9 @@ class Channel:
             self._items.append(Closed())
             return
         self.bytes_read += len(chunk)
+        if not self._in and not self._skipping and chunk.find(b"\n") == len(chunk) - 1:
+            self._line(chunk[:-1])  # the common case: one whole line
+            return
         start = 0
         while (nl := chunk.find(b"\n", start)) >= 0:
             piece = chunk[start:nl]

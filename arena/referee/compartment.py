@@ -64,6 +64,14 @@ def _preexec(limits: Limits, cgroup: cgroups.Compartment | None = None, data: bo
     return setup
 
 
+def _pidfd(pid: int) -> int:
+    """A descriptor that polls readable once ``pid`` has ended (Linux 5.3 and later), else -1."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
 def _compartment(referee: str, name: str, limits: Limits) -> cgroups.Compartment | None:
     """The cgroup of a new compartment, or None where none can be made (then its limits are polled)."""
     cgroups.warn_once()
@@ -126,6 +134,7 @@ class BotProcess:
         for fd in (to_bot_r, from_bot_w, log_w, log_r):
             os.close(fd)
         self.pid = self.proc.pid
+        self.pidfd = _pidfd(self.pid)  # readable once the compartment's first process ended (-1: no pidfds here)
         self.channel = Channel(from_bot_r, to_bot_w, notices=spec.transport != "stdio")  # stdio: no gate
         self._tree: list[int] = [self.pid]
         self._tree_at = 0.0
@@ -147,6 +156,11 @@ class BotProcess:
     @violation.setter
     def violation(self, reason: str | None) -> None:
         self._violation = reason
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the watcher found the bot over a limit (no system call: the referee asks between decisions)."""
+        return self._violation is not None
 
     # -- output ------------------------------------------------------------------
     def write_log(self, data: bytes) -> None:
@@ -388,6 +402,9 @@ class BotProcess:
             self.violation  # noqa: B018 - read what the kernel counted before the groups go
             self.cgroup.remove()  # kills what is left in it, however it left the tree
         self.channel.close()
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
         unregister(self)
 
     def wait_exit(self, seconds: float) -> bool:

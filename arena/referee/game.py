@@ -35,6 +35,7 @@ from arena.referee.channel import Closed, Notice, Oversized
 from arena.referee.entries import Failure, Line, Timed, encode_line
 from arena.referee.host import BotHost, Peer
 from arena.referee.launch import log_tail
+from arena.referee.liveness import Liveness
 from arena.rules.actions import STOCK, IllegalAction, Play
 from arena.rules.game import CheckedPlay, Game, Phase
 from arena.rules.log import DealEnd, DrawEntry, Entry, PlayEntry
@@ -76,6 +77,7 @@ class SeatState:
     outbox: list[bytes] = field(default_factory=list)  # encoded events not sent yet (see Referee._flush)
     timed_out: set[int] = field(default_factory=set)  # seqs that timed out: their late replies are not charged again
     time: TimeControl = TimeControl()  # this seat's clocks (a person's seat may have a longer limit)
+    cpu_clock: bool = False  # charged the CPU of its compartment (Referee._cpu_clock, once a game)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +134,15 @@ class Referee:
         self.game = Game(rules, len(peers), seed, suit_map)
         times = [(seat_times[i] if i < len(seat_times) else None) or time_control for i in range(len(peers))]
         self.seats = [SeatState(i, p, times[i].bank_ms, time=times[i]) for i, p in enumerate(peers)]
+        for st in self.seats:
+            st.cpu_clock = self._cpu_clock(st)
+        # who follows the events (a bot that said events: false in its hello never gets one built)
+        self._followers = [st for st in self.seats if st.peer.ready and st.peer.wants_events]
         self.record: list[Line] = []
         self.hellos: list[str | None] = []
         self.failure_log: list[Failure] = []
         self.decisions = 0
+        self._liveness = Liveness()
 
     # -- the game loop ---------------------------------------------------------------
     def run(self) -> GameResult:
@@ -186,6 +193,7 @@ class Referee:
 
     def _absorb(self, entries: list[Entry], answered_ms: float | None = None) -> None:
         """Record engine entries (the action's latency beside its entry) and broadcast their public events."""
+        listeners = [st for st in self._followers if not st.referee_plays] if self._followers else None
         for entry in entries:
             line: Line = entry
             # on the action itself (a stock rebuild may come before a draw)
@@ -194,7 +202,6 @@ class Referee:
                 answered_ms = None
             self.record.append(line)
             self.on_entry(line)
-            listeners = [st for st in self.seats if st.peer.ready and not st.referee_plays and st.peer.wants_events]
             if not listeners:
                 continue  # no bot follows the events: none is built
             for ev in wire.events(entry):
@@ -226,13 +233,14 @@ class Referee:
                 return self._default(decision)
             outcome = self.on_outcome(st, decision, self._ask(st, decision))
             if isinstance(outcome, Answered):
-                tick = time.thread_time()
+                cpu_clock = st.cpu_clock
+                tick = time.thread_time() if cpu_clock else 0.0
                 try:
                     move = self._legal(outcome.message)
                 except IllegalAction as e:
                     policy = self._fail(st, "illegal", str(e), seq=st.peer.seq)
                 else:  # on the CPU clock the referee's own work on the reply is the seat's too
-                    ours = (time.thread_time() - tick) * 1000 if self._cpu_clock(st) else 0.0
+                    ours = (time.thread_time() - tick) * 1000 if cpu_clock else 0.0
                     self._accept(st, outcome.ms + ours)
                     return move
             else:
@@ -286,10 +294,11 @@ class Referee:
         seq = peer.next_seq()
         data = encode(wire.request(self.game_id, seq, decision, self.game.observation(st.seat),
                                    tc.decision_ms, st.bank_left))
-        batch = [*st.outbox, data]  # the events it has not seen yet, and the request, in one write
-        st.outbox.clear()
+        batch = st.outbox  # the events it has not seen yet, and the request, in one write
+        batch.append(data)
+        st.outbox = []
         proc = peer.process
-        cpu_clock = self._cpu_clock(st)
+        cpu_clock = st.cpu_clock and proc is not None
         cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
         t0 = time.monotonic()
         if not self.host.send_many(peer, batch):
@@ -305,21 +314,29 @@ class Referee:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            tick = time.thread_time()  # the referee's CPU on this bot's messages: reading them (waiting costs none)
-            item = self.host.recv(peer, min(left, CPU_POLL_S) if cpu_clock else left)
-            if item is None:
-                ours_ms += (time.thread_time() - tick) * 1000
-            if cpu_clock and proc is not None:
+            if not cpu_clock:  # the wall clock charges latency: no CPU clock is read
+                item = self.host.recv(peer, left)
+                if item is None:
+                    continue
+                charged = (time.monotonic() - t0) * 1000  # on arrival: the referee's decoding is not the bot's
+                taken = self._take(st, item, seq, decision)
+            else:
+                assert proc is not None
+                tick = time.thread_time()  # the referee's CPU on this bot's messages: reading them (waiting costs none)
+                item = self.host.recv(peer, min(left, CPU_POLL_S))
+                if item is None:
+                    ours_ms += (time.thread_time() - tick) * 1000
                 used_ms = max(0.0, (proc.cpu_seconds() - cpu0) * 1000) + ours_ms
                 if used_ms > limit_ms:
                     break
-            if item is None:
-                continue
-            latency_ms = (time.monotonic() - t0) * 1000
-            try:
-                taken = self._take(st, item, seq, decision)
-            finally:
-                ours_ms += (time.thread_time() - tick) * 1000
+                if item is None:
+                    continue
+                try:
+                    taken = self._take(st, item, seq, decision)
+                finally:
+                    spent = (time.thread_time() - tick) * 1000
+                    ours_ms += spent
+                charged = used_ms + spent
             if isinstance(taken, Failed):
                 return taken
             if taken == "junk":
@@ -331,7 +348,6 @@ class Referee:
                 continue
             if isinstance(taken, str):  # a notice: nothing to charge
                 continue
-            charged = used_ms + (time.thread_time() - tick) * 1000 if cpu_clock else latency_ms
             if charged > limit_ms:
                 used_ms = charged
                 break  # arrived, but over the limit
@@ -450,14 +466,15 @@ class Referee:
 
     def _check_gone(self) -> None:
         """Between two decisions: bots that ended (or were killed over a limit) while not on turn
-        are charged now, so a game never changes under a decision in flight."""
-        for st in self.seats:
+        are charged now, so a game never changes under a decision in flight (one poll of the
+        compartments' pidfds for all seats, ``arena.referee.liveness``)."""
+        for i in self._liveness.ended([st.peer.process for st in self.seats]):
+            st = self.seats[i]
             if self.game.over:
                 return
             if st.referee_plays or not st.peer.ready or st.peer.process is None:
                 continue
-            if st.peer.process.violation is not None or not st.peer.process.alive():
-                self._died(st, None)
+            self._died(st, None)
 
     # -- failures ---------------------------------------------------------------------------
     def _stale(self, st: SeatState, seq: int | None, reason: str) -> None:
