@@ -282,6 +282,7 @@ class Gate:
         self.stranger_seen = False
         self.stranger_budget = float(STRANGER_REPLIES_PER_S)
         self.stranger_at = time.monotonic()
+        self.reap_due = True  # a child may have ended: SIGCHLD came (its wakeup pipe), or a quiet round passed
         os.set_blocking(0, False)
         os.set_blocking(1, False)
 
@@ -459,9 +460,18 @@ class Gate:
 
     def pump(self, timeout: float) -> bool:
         """One round of the loop; False when the referee closed stdin."""
-        for key, events in self.sel.select(timeout):
+        ready = self.sel.select(timeout)
+        if not ready:
+            self.reap_due = True  # a quiet round: look for ended children anyway (SIGCHLD is the fast way)
+        for key, events in ready:
             c = key.data
-            if c == "listen":
+            if c == "child":
+                try:
+                    os.read(key.fd, 4096)  # the signal's wakeup bytes
+                except BlockingIOError:
+                    pass
+                self.reap_due = True
+            elif c == "listen":
                 self.accept()
             elif c == "in":
                 if not self.from_referee():
@@ -546,6 +556,17 @@ def _reap(bot_pid: int) -> int | None:
             code = os.waitstatus_to_exitcode(status)
 
 
+def _child_wakeups(gate: Gate) -> None:
+    """SIGCHLD wakes the gate's loop through a pipe (``signal.set_wakeup_fd``), so it reaps when a
+    child ended instead of asking the kernel after every message."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    gate.sel.register(r, selectors.EVENT_READ, "child")
+
+
 def _exit_code(code: int) -> int:
     return 128 - code if code < 0 else code
 
@@ -579,6 +600,8 @@ def main(argv: list[str]) -> int:
             return 127
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))  # the bot keeps its own
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if bot_pid:  # set after the spawn, so a bot that already ended is found by the first (due) reap
+        _child_wakeups(gate)
     gate.sel.register(0, selectors.EVENT_READ, "in")
     waiting_out = False  # fd 1 registered for writing: the referee's pipe was full
     try:
@@ -592,7 +615,10 @@ def main(argv: list[str]) -> int:
                     gate.sel.register(1, selectors.EVENT_WRITE, "out")
                 else:
                     gate.sel.unregister(1)
-            code = _reap(bot_pid) if bot_pid else None
+            code = None
+            if bot_pid and gate.reap_due:  # not a waitpid per message: only when a child may have ended
+                gate.reap_due = False
+                code = _reap(bot_pid)
             if code is not None:
                 bot_pid = 0
                 for c in list(gate.conns.values()):  # what it sent just before exiting
