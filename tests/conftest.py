@@ -39,6 +39,54 @@ if os.environ["ARENA_SESSION"] != launch.SESSION:
     raise RuntimeError("arena.referee.launch was imported before tests/conftest.py set this process's marker")
 
 
+# The parallel tier (pytest -n 3 --dist loadgroup) hands tests to its workers a few at a time in
+# collection order, so the tier ends when its last long test does: the longest start first (these, in
+# this order, then the other slow tests), and the fast tests fill in the end.
+LONGEST_FIRST = (
+    "tests/tournament/test_league_run.py::test_kill_9",
+    "tests/tournament/test_soak.py",
+    "tests/cli/test_newbot.py",
+    "tests/tournament/test_match.py",
+    "tests/tournament/test_league_top_run.py",
+    "tests/tournament/test_runner.py::test_kill_9",
+    "tests/tournament/test_growth.py",
+    "tests/tournament/test_remote_tournament.py",
+    "tests/security/test_results_integrity.py",
+    "tests/tournament/test_league_run.py",
+    "tests/tournament/test_poststop.py",
+)
+
+
+# Modules whose tests share a costly module-scoped fixture (a tournament, a browser, a cluster): their
+# tests run in one worker, one after another, else each worker that runs any of them, or runs them
+# between other modules' tests, builds the fixture again.
+ONE_WORKER = (
+    "tests/report/test_report_browser.py",
+    "tests/tournament/test_cluster.py",
+    "tests/security/test_secrets.py",
+    "tests/security/test_results_private.py",
+    "tests/protocol/test_spec_matches_referee.py",
+)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    for item in items:  # before pytest-xdist reads the groups
+        module = item.nodeid.split("::", 1)[0]
+        if module in ONE_WORKER and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(module))
+    yield  # pytest orders the items by their fixtures
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        if not item.get_closest_marker("slow"):
+            return 2, 0
+        for i, prefix in enumerate(LONGEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return 0, i
+        return 1, 0
+    items.sort(key=rank)  # stable: each file's own order is kept
+
+
 @pytest.fixture
 def no_leaks() -> Iterator[None]:
     """Fails the test if any bot process it started outlives it."""

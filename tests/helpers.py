@@ -214,6 +214,18 @@ command = "random"
 SMALL_GAMES = 24
 
 
+def small_reference(factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """SMALL's file and the folder of one uninterrupted run of it, built once for all workers (the runner
+    and cluster tests compare their runs with it, dealt alike by its key: they copy it, never change it)."""
+    def build(base: Path) -> None:
+        (base / "small.toml").write_text(SMALL)
+        got = cli("run", base / "small.toml", "--out", base / "results", "--format", "json")
+        assert got.returncode == 0, got.stderr
+        assert not settle(), "processes left after the reference run"
+    base = built_once(factory, "small-reference", build)
+    return base / "small.toml", base / "results"
+
+
 # -- processes ending ------------------------------------------------------------------------------
 
 def gone(pid: int, timeout: float = 10.0) -> bool:

@@ -2,7 +2,9 @@
 ``dask worker`` processes, tests/dask_cluster.py), driven through ``arena run --cluster``.
 
 Same standings as a local run of the same file, a worker SIGKILLed mid-run, the coordinator
-SIGKILLed and resumed, and a bot folder uploaded to the workers.
+SIGKILLed and resumed, and a bot folder uploaded to the workers.  One cluster for the module (its
+tests run in one worker, tests/conftest.py): each test starts with two live workers, and ends with no
+process of its own left (the cluster's own processes aside).
 """
 
 from __future__ import annotations
@@ -13,24 +15,52 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SMALL, SMALL_GAMES
 from tests.dask_cluster import LoopbackCluster
+from tests.helpers import ROOT, SMALL_GAMES, arena_processes, cmdline_of, small_reference
 
 pytestmark = [pytest.mark.slow]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 
 
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """SMALL's file and a local run of it (the runner tests' reference, run once for the whole suite)."""
+    return small_reference(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def module_cluster(reference: tuple[Path, Path],
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackCluster]:
+    """A scheduler and two workers for the module, every process group killed when it ends (started
+    after the reference run, whose own check for leftovers would count them)."""
+    with LoopbackCluster(tmp_path_factory.mktemp("cluster"), workers=2) as c:
+        yield c
+
 
 @pytest.fixture
-def cluster(no_leaks, tmp_path):
-    """A scheduler and two workers, every process group killed when the test ends (no_leaks checks after)."""
-    with LoopbackCluster(tmp_path / "cluster", workers=2) as c:
-        yield c
+def cluster(module_cluster: LoopbackCluster) -> Iterator[LoopbackCluster]:
+    """The module's cluster with two live workers (a test that killed one gets it replaced); fails the
+    test if a process it started (a bot, a coordinator) outlives it, the cluster's own processes aside."""
+    c = module_cluster
+    live = [w for w in c.workers if w.poll() is None]
+    if len(live) < 2:
+        for _ in range(2 - len(live)):
+            c.add_worker()
+        c.wait_workers(2)
+    yield c
+    own = {p.pid for p in c.procs}
+    deadline = time.monotonic() + 10
+    while (left := [p for p in arena_processes() if p.pid not in own]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for p in left:
+        p.kill()
+    assert not left, f"processes left running: {[cmdline_of(p) for p in left]}"
 
 
 def cli(*args: str | Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -69,18 +99,13 @@ def same_key(local: Path, out: Path) -> None:
 
 
 @pytest.fixture
-def small(tmp_path):
-    f = tmp_path / "small.toml"
-    f.write_text(SMALL)
-    return f
+def small(reference: tuple[Path, Path]) -> Path:
+    return reference[0]
 
 
 @pytest.fixture
-def local_run(small, tmp_path):
-    out = tmp_path / "local"
-    got = cli("run", small, "--out", out, "--progress", "none")
-    assert got.returncode == 0, got.stderr[-2000:]
-    return out
+def local_run(reference: tuple[Path, Path]) -> Path:
+    return reference[1]
 
 
 def test_a_cluster_run_gives_the_standings_of_a_local_run(cluster, small, local_run, tmp_path):
@@ -96,7 +121,7 @@ def test_a_cluster_run_gives_the_standings_of_a_local_run(cluster, small, local_
     starts = int(got.stderr.split(" bot process start(s)")[0].rsplit("; ", 1)[1])
     assert starts <= 6, got.stderr[-500:]
     # workers never get the key: the journal and the folder's files are written by the coordinator only
-    assert not list((tmp_path / "cluster").rglob("secret.key"))
+    assert not list(cluster.folder.rglob("secret.key"))
 
 
 def test_a_worker_killed_mid_run_loses_only_its_games_in_flight(cluster, small, local_run, tmp_path):
@@ -172,10 +197,10 @@ command = "greedy"
     assert got.returncode == 0, got.stderr[-2000:]
     prints = {json.loads(x)["bot"]: json.loads(x) for x in (tmp_path / "out" / "bots.jsonl").read_text().splitlines()}
     digest = prints["diarist"]["program"]
-    shipped = list((tmp_path / "cluster").rglob(f"arena/bots/{digest}"))
+    shipped = list(cluster.folder.rglob(f"arena/bots/{digest}"))
     assert len(shipped) == 2, shipped  # one unpacked copy per worker, named by the bot's fingerprint hash
     assert all((d / "diarist.py").read_bytes() == (tmp_path / "me" / "diarist.py").read_bytes() for d in shipped)
     # the bot ran from those copies: its data folder lives on the workers, one diary line per game it played
-    diaries = list((tmp_path / "cluster").rglob("arena/data/diarist/diary.txt"))
+    diaries = list(cluster.folder.rglob("arena/data/diarist/diary.txt"))
     assert sum(len(d.read_text().split()) for d in diaries) == 6
     assert not (tmp_path / "me-data" / "diary.txt").exists()

@@ -27,7 +27,6 @@ from tests.helpers import (
     ROOT,
     SMALL,
     SMALL_GAMES,
-    built_once,
     cli,
     count_lines,
     games,
@@ -35,6 +34,7 @@ from tests.helpers import (
     printed_json,
     same_deals_as,
     settle,
+    small_reference,
     standings_json,
 )
 
@@ -46,15 +46,8 @@ PRESET_FILES = {name: ROOT / "tournaments" / f"{name}.toml" for name in PRESETS}
 
 @pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The small tournament's file and the folder of one uninterrupted run of it (one run for all
-    workers: tests copy it, never change it)."""
-    def build(base: Path) -> None:
-        (base / "small.toml").write_text(SMALL)
-        got = cli("run", base / "small.toml", "--out", base / "results", "--format", "json")
-        assert got.returncode == 0, got.stderr
-        assert not settle(), "processes left after the reference run"
-    base = built_once(tmp_path_factory, "runner-reference", build)
-    return base / "small.toml", base / "results"
+    """The small tournament's file and the folder of one uninterrupted run of it (shared with the cluster tests)."""
+    return small_reference(tmp_path_factory)
 
 
 # -- resume after kill -9 ---------------------------------------------------------------------
