@@ -254,7 +254,13 @@ def main() -> None:
             if wave:  # the wave goes to the inbox at once; the run takes it between batches
                 for n, (name, kind) in enumerate(WAVES[wave]):
                     src = folder(tmp, name, kind, 100 * wave + n)
-                    os.replace(src, root / "inbox" / name)
+                    dest = root / "inbox" / name
+                    waited = time.monotonic()
+                    while dest.exists() and time.monotonic() - waited < phase:
+                        time.sleep(0.5)  # the entrant's earlier version is still in the inbox: not taken yet
+                    if dest.exists():
+                        shutil.rmtree(dest)  # never taken (a short run): this version replaces it
+                    os.replace(src, dest)
             began = time.monotonic()
             if wave == 0:  # the server's kill -9, half way through the first phase
                 time.sleep(phase / 2)
