@@ -9,9 +9,12 @@ use are re-exported here.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import secrets
 import shlex
+import site
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,12 +48,14 @@ __all__ = [  # re-exported: the compartment's names callers know from here
     "SESSION",
     "WATCHER",
     "BotProcess",
+    "bundled_path",
     "command_line",
     "data_quota",
     "data_use",
     "deleted_open_bytes",
     "die_with_parent",
     "folder_bytes",
+    "gate_argv",
     "gate_program",
     "install_cleanup",
     "kill_all",
@@ -66,11 +71,39 @@ __all__ = [  # re-exported: the compartment's names callers know from here
 
 
 def command_line(command: str) -> list[str]:
-    """The argv for a bot: a bundled name runs its module with this Python."""
+    """The argv for a bot: a bundled name runs its module with this Python, without ``site`` (-S:
+    the .pth files of the machine cost most of a Python start) and without the working folder on
+    its path (-P), importing from ``bundled_path()`` given on its command line; any other command
+    is the bot's own, word for word."""
     words = shlex.split(command)
     if len(words) == 1 and words[0] in BUNDLED_BOT_MODULES:
-        return [sys.executable, "-m", BUNDLED_BOT_MODULES[words[0]]]
+        first, after = bundled_path()
+        boot = (f"import sys; sys.path[:0] = {list(first)!r}; sys.path += {list(after)!r}; import runpy; "
+                f"runpy.run_module({BUNDLED_BOT_MODULES[words[0]]!r}, run_name='__main__', alter_sys=True)")
+        return [sys.executable, "-S", "-P", "-c", boot]
     return words
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_path() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Where a bundled bot imports from: (before the standard library: the project; after it, as
+    ``site`` puts them: the site-packages folders, and the folder of each package the sample bots
+    import from outside the project, wherever a .pth file put it).  All lie in the sandbox's view
+    already (the project is exposed to bundled bots, the rest is under the Python we run)."""
+    after = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        after.append(site.getusersitepackages())
+    for name in BUNDLED_BOT_IMPORTS:
+        spec = importlib.util.find_spec(name)
+        where = spec.submodule_search_locations if spec is not None else None
+        origin = spec.origin if spec is not None else None
+        folder = os.path.dirname(list(where)[0]) if where else os.path.dirname(origin) if origin else None
+        if folder is not None and folder not in after:
+            after.append(folder)
+    return (_project_root(),), tuple(after)
+
+
+BUNDLED_BOT_IMPORTS = ("zmq", "msgspec", "typing_extensions")  # what the sample bots import from outside the project
 
 
 def _project_root() -> str:
@@ -84,6 +117,16 @@ GATE_LIBZMQ = str(Path(__file__).with_name("gate_libzmq.py"))  # CURVE, or ARENA
 def gate_program(curve: bool = False) -> str:
     """The gate's file: the ZMTP gate, or the libzmq one for a CURVE seat or when ``ARENA_GATE=libzmq``."""
     return GATE_LIBZMQ if curve or os.environ.get("ARENA_GATE") == "libzmq" else GATE
+
+
+def gate_argv(curve: bool = False, sandbox: bool = False) -> list[str]:
+    """The gate's command line: -I in a sandbox (it reads no PYTHON* variable and nothing from the
+    bot's folders), -S for the ZMTP gate (standard library only: no ``site``, whose .pth files cost
+    most of a Python start; the libzmq gate needs site-packages)."""
+    program = gate_program(curve)
+    return [sys.executable, *(["-I"] if sandbox else []), *(["-S"] if program == GATE else []), program]
+
+
 SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
 
 
@@ -102,7 +145,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         env = {**os.environ, MARKER: SESSION, "ARENA_TOKEN": token, "ARENA_GATE_BIND": listen}
         if curve_secret:
             env["ARENA_GATE_CURVE"] = curve_secret
-        return BotProcess(spec, [sys.executable, gate_program(bool(curve_secret))], env, log_path, None, infra_depth=1)
+        return BotProcess(spec, gate_argv(bool(curve_secret)), env, log_path, None, infra_depth=1)
     program = command_line(spec.command)
     if not program:
         raise ValueError("the bot command is empty")
@@ -129,8 +172,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         else:
             assert private_dir is not None, "a gate without a sandbox needs a private folder for its socket"
             env["ARENA_GATE_BIND"] = f"ipc://{private_dir}/{secrets.token_hex(6)}.sock"
-        # -I: the gate (ours) reads no PYTHON* variable and nothing from the bot's folders
-        argv, depth = [sys.executable, *(["-I"] if sandbox else []), gate, *program], 1
+        argv, depth = [*gate_argv(sandbox=sandbox), *program], 1
     if sandbox:
         from arena.referee import sandbox as sb
 

@@ -1,0 +1,83 @@
+"""How a bot is started (issues 24/25): a bundled bot without ``site``, the gate with ``-S``, a user's
+command word for word; the real bots still play, in the sandbox (as root: as a user of their own)
+and outside it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+import psutil
+import pytest
+
+from arena.referee import identity, launch, sandbox
+from arena.referee.game import play_one
+from arena.referee.host import BotHost
+from arena.rules.options import resolve
+from arena.settings import BotSpec, FailurePolicy, TimeControl
+
+TC = TimeControl(start_ms=30_000, decision_ms=5000)
+
+
+def test_a_bundled_bot_runs_its_module_without_site_and_a_user_command_is_unchanged():
+    argv = launch.command_line("greedy")
+    assert argv[:4] == [sys.executable, "-S", "-P", "-c"]
+    assert "runpy.run_module('sample_bots.greedy', run_name='__main__'" in argv[4]
+    first, after = launch.bundled_path()
+    assert first == (launch._project_root(),)
+    import msgspec
+    import zmq
+
+    for module in (zmq, msgspec):  # each third-party import of the sample bots is on the path given
+        assert any(os.path.dirname(os.path.dirname(module.__file__ or "")) == d for d in after), module
+    user = "python3 -u bot.py --level 'two words' -X greedy"
+    assert launch.command_line(user) == shlex.split(user)
+    assert launch.command_line("greedy --fast") == ["greedy", "--fast"]  # not the bare name: the user's own
+
+
+def test_the_zmtp_gate_starts_without_site_and_the_libzmq_gate_with_it(monkeypatch):
+    monkeypatch.delenv("ARENA_GATE", raising=False)
+    assert launch.gate_argv(sandbox=True) == [sys.executable, "-I", "-S", launch.GATE]
+    assert launch.gate_argv() == [sys.executable, "-S", launch.GATE]
+    assert launch.gate_argv(curve=True) == [sys.executable, launch.GATE_LIBZMQ]  # it imports zmq
+    monkeypatch.setenv("ARENA_GATE", "libzmq")
+    assert launch.gate_argv(sandbox=True) == [sys.executable, "-I", launch.GATE_LIBZMQ]
+
+
+def _bot_process(tree: list[psutil.Process]) -> psutil.Process:
+    """The bundled bot's own Python in a compartment's tree (not the bwraps or the gate, whose argv hold its line)."""
+    for p in tree:
+        try:
+            words = p.cmdline()
+            if words[:1] == [sys.executable] and launch.GATE not in words \
+                    and any("runpy.run_module" in w for w in words):
+                return p
+        except psutil.Error:
+            continue
+    raise AssertionError(f"no bundled bot in {[p.pid for p in tree]}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("box", [True, False], ids=["sandbox", "no-sandbox"])
+def test_bundled_bots_started_without_site_play_a_game(box, tmp_path, no_leaks):
+    if box and sandbox.problem() is not None:
+        pytest.skip(str(sandbox.problem()))  # the machine cannot sandbox; the no-sandbox case still runs
+    rules = resolve("basic", {"target": 10})
+    with BotHost(TC, tmp_path / "logs", sandbox=box) as host:
+        peers = [host.add(BotSpec(name=f"s{i}", command=c)) for i, c in enumerate(("greedy", "random"))]
+        for peer in peers:
+            assert host.start(peer), peer.problem
+        for peer in peers:
+            assert peer.process is not None
+            bot = _bot_process(peer.process.tree())
+            assert bot.cmdline()[1:4] == ["-S", "-P", "-c"]
+            if box and identity.needed():  # as root: the compartment's own user, never root
+                low, high = identity.id_range()
+                assert low <= bot.uids().real <= high and bot.uids().effective != 0
+            gate = [p for p in peer.process.tree() if launch.GATE in p.cmdline()]
+            assert gate and "-S" in gate[0].cmdline()
+        result = play_one(host, peers, rules, 3, "start-test", TC, FailurePolicy(), tmp_path / "record.jsonl")
+    assert result.end_reason not in ("", None) and result.decisions > 0
+    assert result.failures == [{}, {}] and result.forfeited == []
+    assert result.hellos == ["greedy", "random"]
