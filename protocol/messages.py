@@ -540,7 +540,13 @@ def _decode(decoder: msgspec.json.Decoder[_T], data: bytes, max_bytes: int | Non
 
 
 def decode_from_bot(data: bytes, max_bytes: int | None = MAX_MESSAGE_BYTES) -> Hello | Draw | Play:
-    """Decode a bot's message; raise only :class:`MessageError` (never crash the referee)."""
+    """Decode a bot's message; raise only :class:`MessageError` (never crash the referee).
+    An honest reply goes through the fast path (``_fast_reply``, below); anything else gets the
+    strict decoder's verdict."""
+    if type(data) is bytes and (max_bytes is None or len(data) <= max_bytes):
+        fast = _fast_reply(data)
+        if fast is not None:
+            return fast
     return _decode(_bot_decoder, data, max_bytes)
 
 
@@ -611,6 +617,56 @@ def _fast_request(data: bytes) -> Request | None:
         meld.__class__ = TableMeld  # type: ignore[assignment]
     obs.__class__ = Observation  # type: ignore[assignment]
     msg.__class__ = Request  # type: ignore[assignment]
+    return msg
+
+
+# The same for a bot's replies (the referee's side): a play's cards as plain strings, looked up in
+# CARDS; a hello and a draw hold no card and are decoded by the strict structs themselves.
+
+
+class _LooseMeld(Meld, tag="meld"):
+    cards: list[str]  # type: ignore[assignment]  # decoded only, never assigned
+
+
+class _LooseLayoff(Layoff, tag="layoff"):
+    cards: list[str]  # type: ignore[assignment]
+
+
+class _LooseSwap(Swap, tag="swap"):
+    card: str
+    wild: str | None = None
+
+
+class _LoosePlay(Play, tag="play", kw_only=True):
+    actions: list[_LooseMeld | _LooseLayoff | _LooseSwap]  # type: ignore[assignment]
+    discard: str | None
+
+
+_loose_bot_decoder: msgspec.json.Decoder[Hello | Draw | _LoosePlay] = msgspec.json.Decoder(Hello | Draw | _LoosePlay)
+_PUBLIC_ACTION: dict[type, type] = {_LooseMeld: Meld, _LooseLayoff: Layoff, _LooseSwap: Swap}
+
+
+def _fast_reply(data: bytes) -> Hello | Draw | Play | None:
+    """The message in ``data`` if the strict decoder accepts it and every card of a play is in the set; else None."""
+    if data.count(91) + data.count(123) > MAX_NESTING and nesting_exceeds(data):  # 91, 123: [ and {
+        return None
+    try:
+        msg = _loose_bot_decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError, MemoryError, ValueError, UnicodeError):
+        return None
+    if type(msg) is not _LoosePlay:
+        return msg  # a hello or a draw: decoded by the strict struct itself
+    if msg.discard is not None and msg.discard not in CARDS:
+        return None
+    for a in msg.actions:
+        if type(a) is _LooseSwap:
+            if a.card not in CARDS or (a.wild is not None and a.wild not in CARDS):
+                return None
+        elif not CARDS.issuperset(a.cards):  # type: ignore[union-attr]
+            return None
+    for a in msg.actions:  # same fields in the same slots: the public types, as the strict decoder builds them
+        a.__class__ = _PUBLIC_ACTION[type(a)]
+    msg.__class__ = Play  # type: ignore[assignment]
     return msg
 
 

@@ -111,3 +111,87 @@ def test_bad_cards_and_broken_requests_get_the_strict_verdict() -> None:
         verdicts.append(isinstance(want, tuple))
     assert verdicts == [True, False, True, True, False, True, True, True, True, True, True, False]
     assert m._fast_request(mutations[1]) is None and m._fast_request(mutations[-1]) is not None
+
+
+# -- the referee's fast path for a bot's replies ----------------------------------------------
+
+
+def strict_reply(data: bytes) -> object:
+    try:
+        return m._decode(m._bot_decoder, data, m.MAX_MESSAGE_BYTES)
+    except m.MessageError as e:
+        return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+
+
+def fast_reply(data: bytes) -> object:
+    try:
+        return m.decode_from_bot(data)
+    except m.MessageError as e:
+        return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+
+
+def _replies(preset: str, seed: int) -> list[bytes]:
+    from arena.rules.actions import play_to_wire
+
+    rules = resolve(preset)
+    g = Game(rules, 3, seed)
+    policies = policies_for(rules, ["greedy"] * 3, seed)
+    out: list[bytes] = []
+    while not g.over and len(out) < 400:
+        obs = g.observation(g.current)
+        if g.phase is Phase.DRAW:
+            source = policies[g.current].draw(obs)
+            out.append(m.encode(m.Draw(game="g", seq=len(out), source=source)))  # type: ignore[arg-type]
+            g.draw(source)
+        else:
+            play = policies[g.current].play(obs)
+            actions, discard = play_to_wire(play)
+            out.append(m.encode(m.Play(game="g", seq=len(out), actions=actions, discard=discard)))
+            g.play(play)
+    return out
+
+
+@pytest.mark.parametrize("preset", ["basic", "parlett", "wrotham"])
+def test_real_replies_decode_to_the_strict_result_of_the_public_types(preset: str) -> None:
+    kinds: set[type] = set()
+    for data in _replies(preset, 5):
+        assert m._fast_reply(data) is not None  # taken for every honest reply
+        msg = m.decode_from_bot(data)
+        assert msg == strict_reply(data) and m.encode(msg) == data
+        assert type(msg) in (m.Draw, m.Play)
+        if isinstance(msg, m.Play):
+            kinds.update(type(a) for a in msg.actions)
+    assert kinds >= {m.Meld, m.Layoff}  # plays with table actions were decoded too (of the public types)
+
+
+def test_bad_cards_and_broken_replies_get_the_strict_verdict() -> None:
+    base = (b'{"v":1,"type":"play","game":"g","seq":3,"actions":[{"type":"meld","cards":["7H","8H","9H"]},'
+            b'{"type":"layoff","meld":0,"cards":["TH"],"end":"high"},{"type":"swap","meld":1,"card":"5C","wild":"JK"}],'
+            b'"discard":"KS"}')
+    mutations = [
+        base.replace(b'"7H"', b'"7X"'),  # a card no pattern accepts, in a meld
+        base.replace(b'"TH"', b'"7H\\n"'),  # the pattern's $ takes it: the strict decoder decides
+        base.replace(b'"5C"', b'"ZZ"'),  # in a swap
+        base.replace(b'"JK"', b'"1H"'),  # a swap's wild
+        base.replace(b'"KS"', b'"KK"'),  # the discard
+        base.replace(b'"KS"', b'null'),
+        base.replace(b'"KS"', b'"jk"'),
+        base.replace(b'"meld":0', b'"meld":-1'),
+        base.replace(b'"end":"high"', b'"end":"middle"'),
+        base.replace(b'"seq":3', b'"seq":"3"'),
+        base.replace(b'"type":"swap"', b'"type":"steal"'),
+        base[:-5],
+        base.replace(b'"actions":[', b'"actions":[' + b"[" * 40 + b"]" * 40 + b",", 1),
+        b'{"v":1,"type":"hello","name":""}',
+        b'{"v":1,"type":"draw","game":"g","seq":1,"source":"deck"}',
+    ]
+    verdicts = []
+    for data in mutations:
+        assert data != base
+        got, want = fast_reply(data), strict_reply(data)
+        assert got == want, data
+        assert type(got) in (m.Play, tuple), got
+        verdicts.append(isinstance(want, tuple))
+    assert verdicts == [True, False, True, True, True, False, False, True, True, True, True, True, True, True, True]
+    assert m._fast_reply(mutations[1]) is None and m._fast_reply(mutations[6]) is not None
+    assert fast_reply(base) == strict_reply(base) and type(m.decode_from_bot(base)) is m.Play
