@@ -262,6 +262,8 @@ class GreedyPolicy:
                         accept[k].append(i)
                     else:
                         accept[k] = [i]
+        if not accept and all(c in wanted for c in rest):
+            return []  # no natural fits a meld and no wild is left to try: the loop below would find nothing
         layoffs: list[TableAction] = []
         for c in sorted(rest, key=self._layoff_order.__getitem__):
             if c not in wanted:

@@ -27,7 +27,7 @@ from arena.rules.actions import DISCARD, STOCK, IllegalAction, Meld, Play, Swap
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import candidate_melds, safe_play
-from arena.rules.turn import simulate_play
+from arena.rules.turn import TurnView, simulate_play
 
 CARDS = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)
 MAX_SEATS = 8
@@ -61,9 +61,9 @@ class Decision:
         return out
 
 
-def _legal(rules: RuleSet, obs: Observation, play: Play) -> bool:
+def _legal_play(rules: RuleSet, view: TurnView, play: Play) -> bool:
     try:
-        simulate_play(rules, obs.turn_view(), play)
+        simulate_play(rules, view, play)
         return True
     except IllegalAction:
         return False
@@ -72,31 +72,32 @@ def _legal(rules: RuleSet, obs: Observation, play: Play) -> bool:
 def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = None) -> list[Play]:
     """The candidate plays of a play decision, in a fixed order, each legal; never empty."""
     g = greedy or GreedyPolicy(rules)
-    out: list[Play] = []
-    seen: set[Play] = set()
-
-    def add(p: Play | None) -> None:
-        if p is not None and p not in seen and len(out) < MAX_PLAYS:
-            seen.add(p)
-            out.append(p)
-
     view = obs.turn_view()
-    for p in g.plays(obs, view):  # checked legal by the policy
-        add(p)
+    out = g.plays(obs, view)[:MAX_PLAYS]  # distinct, and checked legal by the policy
     plain = [c for c in sorted(set(view.hand)) if not (view.took_discard and c == view.drawn)]
     # A plain discard's legality does not depend on which card it is, beyond the taken one left
     # out above (RULES 3.3): the engine is asked about one (unless greedy's plan holds one already),
     # and stands for the rest.
-    if plain and (any(not p.actions for p in out) or _legal(rules, obs, Play((), plain[0]))):
+    planned_plain = {p.discard for p in out if not p.actions}
+    if plain and (planned_plain or _legal_play(rules, view, Play((), plain[0]))):
         for c in plain:
-            add(Play((), c))
+            if c not in planned_plain and len(out) < MAX_PLAYS:  # a plain discard equals only a plain discard
+                out.append(Play((), c))
     planned = {p.actions for p in out}
+    finished: set[tuple[int, ...]] = set()
     for m in candidate_melds(view.hand, rules):
+        if len(out) >= MAX_PLAYS:
+            break
         meld = Meld(m)
-        if (meld,) not in planned:  # else greedy's finish of it is in the list already (it is deterministic)
-            add(g.finish(obs, [meld], view))
+        # else greedy's finish of it is in the list already (it is deterministic); a finish of
+        # one meld equals no other candidate than a finish of the same meld
+        if (meld,) not in planned and m not in finished:
+            finished.add(m)
+            p = g.finish(obs, [meld], view)
+            if p is not None:
+                out.append(p)
     if not out:
-        add(safe_play(rules, view))
+        out.append(safe_play(rules, view))
     return out
 
 
@@ -110,9 +111,9 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
         idx.append(DRAWN + obs.drawn)
     if obs.discard:
         idx.append(TOP + obs.discard[-1])
-        idx += [PILE + c for c in obs.discard]
+        idx += map(PILE.__add__, obs.discard)  # map: the additions in C
     for m in obs.melds:
-        idx += [TABLE + c for c in m.cards]
+        idx += map(TABLE.__add__, m.cards)
     mine = obs.current == obs.seat
     plays = decision.plays if mine and obs.phase == "play" else []
     sizes: list[float] = []
@@ -125,7 +126,7 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
                 idx.append(base + a.card)
                 gone += 1
             else:
-                idx += [base + c for c in a.cards]
+                idx += map(base.__add__, a.cards)
                 gone += len(a.cards)
         if p.discard is not None:
             idx.append(base + CARDS + p.discard)

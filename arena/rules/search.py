@@ -139,50 +139,65 @@ def _joker_candidates(hand: list[Card], rules: RuleSet) -> tuple[_Shape, ...]:
 
 
 def _joker_search(hand: list[Card], rules: RuleSet) -> tuple[_Shape, ...]:
-    by_rank: dict[int, list[Card]] = {}  # in the order first seen, as in _Pools
     masks = [0, 0, 0, 0]  # suit -> bit mask of the ranks held
-    suits: list[int] = []  # in the order first seen
+    once = twice = thrice = 0  # bit masks of the ranks held at least once, twice, three times
     jokers = 0
     for c in hand:
         if not c:  # JOKER
             jokers += 1
             continue
-        r = c >> 2  # rank_of
-        same = by_rank.get(r)
-        if same is None:
-            by_rank[r] = [c]
-        else:
-            same.append(c)
-        s = c & 3  # suit_of
-        if not masks[s]:
-            suits.append(s)
-        masks[s] |= 1 << r
+        bit = 1 << (c >> 2)  # rank_of
+        masks[c & 3] |= bit  # suit_of
+        thrice |= twice & bit
+        twice |= once & bit
+        once |= bit
     out: list[_Shape] = []
-    wilds = [JOKER] * jokers
-    # fewer naturals than _set_of and _runs_of need give nothing: not looked up
-    short_set_ok = [bool(jokers) and n + min(jokers, _wild_allowance(n, rules)) >= 3 for n in range(3)]
+    # Only ranks and suits with enough naturals for _set_of and _runs_of are looked up (the others
+    # give nothing), in the order the hand first shows them, as in _Pools.
+    set_ranks = thrice
+    if jokers:
+        wilds = [JOKER] * jokers
+        if 2 + min(jokers, _wild_allowance(2, rules)) >= 3:
+            set_ranks |= twice
+        if 1 + min(jokers, _wild_allowance(1, rules)) >= 3:
+            set_ranks |= once
+    else:
+        wilds = []
+    if set_ranks:
+        by_rank: dict[int, list[Card]] = {}
+        for c in hand:
+            r = c >> 2
+            if c and set_ranks >> r & 1:
+                same = by_rank.get(r)
+                if same is None:
+                    by_rank[r] = [c]
+                else:
+                    same.append(c)
+        rank_memo = _RANK_SHAPES.of(rules)
+        for rank, cards in by_rank.items():
+            key = (tuple(cards), jokers)
+            found = rank_memo.get(key)
+            if found is None:
+                one = _set_of(rank, cards, wilds, rules)
+                found = rank_memo[key] = _frozen([one] if one is not None else [], rules)
+            out += found
     run_from = 2 if jokers else 3
-    rank_memo = _RANK_SHAPES.of(rules)
-    for rank, cards in by_rank.items():
-        n = len(cards)
-        if n < 3 and not short_set_ok[n]:
-            continue
-        key = (tuple(cards), jokers)
-        found = rank_memo.get(key)
-        if found is None:
-            one = _set_of(rank, cards, wilds, rules)
-            found = rank_memo[key] = _frozen([one] if one is not None else [], rules)
-        out += found
-    suit_memo = _SUIT_SHAPES.of(rules)
-    for suit in suits:
-        ranks = masks[suit]
-        if ranks.bit_count() < run_from:
-            continue
-        skey = suit | ranks << 2 | jokers << 17
-        found = suit_memo.get(skey)
-        if found is None:
-            found = suit_memo[skey] = _frozen(_runs_of(suit, ranks, wilds, rules), rules)
-        out += found
+    suits = [s for s in range(4) if masks[s].bit_count() >= run_from]
+    if len(suits) > 1:
+        first: dict[int, None] = {}
+        for c in hand:
+            if c and masks[c & 3].bit_count() >= run_from:
+                first[c & 3] = None
+        suits = list(first)
+    if suits:
+        suit_memo = _SUIT_SHAPES.of(rules)
+        for suit in suits:
+            ranks = masks[suit]
+            skey = suit | ranks << 2 | jokers << 17
+            found = suit_memo.get(skey)
+            if found is None:
+                found = suit_memo[skey] = _frozen(_runs_of(suit, ranks, wilds, rules), rules)
+            out += found
     return tuple(out)
 
 
