@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.failures import Kind
 from arena.failures import row as failure_row
@@ -60,6 +60,15 @@ OUTBOX_FLUSH = 64  # queued events per bot that are sent without waiting for its
 # Messages that answer nothing asked (stale, out of turn, a hello again) a request tolerates; one
 # more is a ``stale`` failure: the referee decodes at most MAX_JUNK + 1 messages per request.
 MAX_JUNK = 8
+
+
+class Clocks(Protocol):
+    """The two clocks a decision is timed by: the ``time`` module itself, or a test's fake
+    (tests/fakehost.py) so timeouts are judged without waiting."""
+
+    def monotonic(self) -> float: ...
+
+    def thread_time(self) -> float: ...
 
 
 @dataclass
@@ -124,8 +133,10 @@ class Referee:
     def __init__(self, host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str,
                  time_control: TimeControl, policy: FailurePolicy,
                  on_entry: Callable[[Line], None] | None = None,
-                 suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = ()) -> None:
+                 suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = (),
+                 clocks: Clocks = time) -> None:
         self.host = host
+        self.clocks = clocks
         self.rules = rules
         self.game_id = game_id
         self.time = time_control
@@ -234,13 +245,13 @@ class Referee:
             outcome = self.on_outcome(st, decision, self._ask(st, decision))
             if isinstance(outcome, Answered):
                 cpu_clock = st.cpu_clock
-                tick = time.thread_time() if cpu_clock else 0.0
+                tick = self.clocks.thread_time() if cpu_clock else 0.0
                 try:
                     move = self._legal(outcome.message)
                 except IllegalAction as e:
                     policy = self._fail(st, "illegal", str(e), seq=st.peer.seq)
                 else:  # on the CPU clock the referee's own work on the reply is the seat's too
-                    ours = (time.thread_time() - tick) * 1000 if cpu_clock else 0.0
+                    ours = (self.clocks.thread_time() - tick) * 1000 if cpu_clock else 0.0
                     self._accept(st, outcome.ms + ours)
                     return move
             else:
@@ -300,7 +311,7 @@ class Referee:
         proc = peer.process
         cpu_clock = st.cpu_clock and proc is not None
         cpu0 = proc.cpu_seconds() if cpu_clock and proc is not None else 0.0
-        t0 = time.monotonic()
+        t0 = self.clocks.monotonic()
         if not self.host.send_many(peer, batch):
             if not peer.alive():
                 return Failed(self._died(st, decision))
@@ -311,21 +322,21 @@ class Referee:
         used_ms = ours_ms = 0.0  # the bot's compartment's CPU, and the referee's own on its messages
         junk = 0
         while True:
-            left = deadline - time.monotonic()
+            left = deadline - self.clocks.monotonic()
             if left <= 0:
                 break
             if not cpu_clock:  # the wall clock charges latency: no CPU clock is read
                 item = self.host.recv(peer, left)
                 if item is None:
                     continue
-                charged = (time.monotonic() - t0) * 1000  # on arrival: the referee's decoding is not the bot's
+                charged = (self.clocks.monotonic() - t0) * 1000  # on arrival: the referee's decoding is not the bot's
                 taken = self._take(st, item, seq, decision)
             else:
                 assert proc is not None
-                tick = time.thread_time()  # the referee's CPU on this bot's messages: reading them (waiting costs none)
+                tick = self.clocks.thread_time()  # the referee's CPU on this bot's messages: reading them (waiting costs none)
                 item = self.host.recv(peer, min(left, CPU_POLL_S))
                 if item is None:
-                    ours_ms += (time.thread_time() - tick) * 1000
+                    ours_ms += (self.clocks.thread_time() - tick) * 1000
                 used_ms = max(0.0, (proc.cpu_seconds() - cpu0) * 1000) + ours_ms
                 if used_ms > limit_ms:
                     break
@@ -334,7 +345,7 @@ class Referee:
                 try:
                     taken = self._take(st, item, seq, decision)
                 finally:
-                    spent = (time.thread_time() - tick) * 1000
+                    spent = (self.clocks.thread_time() - tick) * 1000
                     ours_ms += spent
                 charged = used_ms + spent
             if isinstance(taken, Failed):
@@ -557,10 +568,12 @@ def write_record(path: Path, result: GameResult, header: dict[str, Any], key: by
 def play_one(host: BotHost, peers: list[Peer], rules: RuleSet, seed: int, game_id: str, time_control: TimeControl,
              policy: FailurePolicy, record_path: Path | None = None,
              on_entry: Callable[[Line], None] | None = None,
-             suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = ()) -> GameResult:
+             suit_map: SuitMap | None = None, seat_times: Sequence[TimeControl | None] = (),
+             clocks: Clocks = time) -> GameResult:
     """Play a game and (optionally) write its record; ``suit_map`` relabels the suits of every deck;
-    ``seat_times`` gives a seat clocks of its own (None, or a seat past its end: ``time_control``)."""
-    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map, seat_times)
+    ``seat_times`` gives a seat clocks of its own (None, or a seat past its end: ``time_control``);
+    ``clocks`` times the decisions (a test's fake clock)."""
+    ref = Referee(host, peers, rules, seed, game_id, time_control, policy, on_entry, suit_map, seat_times, clocks)
     result = ref.run()
     if record_path is not None:
         header = header_of(ref.game, tuple(result.seats), game_id=game_id, bots=result.hellos).to_data()
