@@ -76,15 +76,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
         if module in ONE_WORKER and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(module))
     yield  # pytest orders the items by their fixtures
+    items.sort(key=collection_rank)  # stable: each file's own order is kept
 
-    def rank(item: pytest.Item) -> tuple[int, int]:
-        if not item.get_closest_marker("slow"):
-            return 2, 0
-        for i, prefix in enumerate(LONGEST_FIRST):
-            if item.nodeid.startswith(prefix):
-                return 0, i
-        return 1, 0
-    items.sort(key=rank)  # stable: each file's own order is kept
+
+def collection_rank(item: pytest.Item) -> tuple[int, int]:
+    """Where a test is collected: the LONGEST_FIRST ones in that order, the other slow ones, the fast."""
+    if not item.get_closest_marker("slow"):
+        return 2, 0
+    for i, prefix in enumerate(LONGEST_FIRST):
+        if item.nodeid.startswith(prefix):
+            return 0, i
+    return 1, 0
 
 
 @pytest.fixture
