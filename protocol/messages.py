@@ -625,11 +625,11 @@ def _fast_request(data: bytes) -> Request | None:
 
 
 class _LooseMeld(Meld, tag="meld"):
-    cards: list[str]  # type: ignore[assignment]  # decoded only, never assigned
+    cards: list[str]
 
 
 class _LooseLayoff(Layoff, tag="layoff"):
-    cards: list[str]  # type: ignore[assignment]
+    cards: list[str]
 
 
 class _LooseSwap(Swap, tag="swap"):
