@@ -23,7 +23,8 @@ import pytest
 from tests.dask_cluster import LoopbackCluster
 from tests.helpers import ROOT, SMALL_GAMES, arena_processes, cmdline_of, small_reference
 
-pytestmark = [pytest.mark.slow]
+# the first test also starts the cluster and may build the reference run: over 120 s on a loaded machine
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 CLI = [sys.executable, "-m", "arena.cli"]
 
