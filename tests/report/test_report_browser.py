@@ -39,7 +39,8 @@ from protocol.messages import Action
 from tests.conftest import MISBEHAVE, ROOT, arena_processes
 from tests.helpers import unmarked
 
-pytestmark = pytest.mark.slow
+# the first test also runs the module's tournament and starts the browser: over 120 s on a loaded machine
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
