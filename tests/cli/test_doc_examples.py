@@ -41,7 +41,7 @@ SKIP = {
         "needs the npm registry; the checkout's installed node_modules is linked into the copy instead",
 }
 # An install in front of a command is not run (it would reinstall the package under test); the rest is.
-INSTALL = re.compile(r"^python3 -m pip install -e \.(?:\[[a-z,]+\])?\s*&&\s*")
+INSTALL = re.compile(r"^python3 -m pip install -e \.(?:\[[a-z,]+\])?(?: --config-settings editable_mode=compat)?\s*&&\s*")
 WALKTHROUGH = "### 13.1 Step by step"
 COMMENT = re.compile(r"\s+# (.*)$")
 
