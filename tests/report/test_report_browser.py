@@ -457,7 +457,8 @@ def test_the_report_of_a_running_tournament_reloads_with_new_games(tournament: P
     write_report(running, refresh_s=1)
     page.goto((running / "report.html").as_uri())
     assert page.get_attribute("#progress", "data-played") == "5"
-    assert page.locator("#games-table tbody tr").count() == 5
+    page.wait_for_function("() => document.querySelectorAll('#games-table tbody tr').length === 5",
+                           timeout=15000)  # the table is filled by the page's script, later under load
     (running / "journal.jsonl").write_text("".join(full))
     write_report(running, refresh_s=1)
     page.wait_for_function("() => document.getElementById('progress') && "

@@ -177,6 +177,7 @@ def settle(timeout: float = 10.0) -> list:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20
 @pytest.mark.usefixtures("no_leaks")
 def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament(tmp_path: Path) -> None:
     out = tmp_path / "m"
@@ -211,6 +212,7 @@ def test_greedy_against_random_accepts_h1_quickly_and_the_folder_is_a_tournament
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20
 @pytest.mark.usefixtures("no_leaks")
 def test_random_against_greedy_accepts_h0_and_max_pairs_stops_an_open_match(tmp_path: Path) -> None:
     got = cli("match", "random", "greedy", "--variant", "basic", "--test", "penta", "--elo1", "200",
@@ -226,6 +228,7 @@ def test_random_against_greedy_accepts_h0_and_max_pairs_stops_an_open_match(tmp_
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20
 @pytest.mark.usefixtures("no_leaks")
 def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
     import signal
@@ -267,6 +270,7 @@ def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20
 @pytest.mark.usefixtures("no_leaks")
 def test_the_margin_test_decides_greedy_over_random_on_few_pairs_and_corrects_its_estimate(tmp_path: Path) -> None:
     got = cli("match", "greedy", "random", "--variant", "basic", "--max-pairs", "200", "--out", tmp_path / "m")
@@ -282,6 +286,7 @@ def test_the_margin_test_decides_greedy_over_random_on_few_pairs_and_corrects_it
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20
 @pytest.mark.usefixtures("no_leaks")
 def test_a_four_seat_match_against_opponents_resumes_and_says_what_an_open_match_shows(tmp_path: Path) -> None:
     out = tmp_path / "m4"
