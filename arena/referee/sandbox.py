@@ -257,6 +257,10 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
     cwd = cwd.resolve()
     own = [Path(f).resolve() for f in ([cwd] if folders is None else folders)]
     seen = view(own, [*expose, *([Path(bwrap).parent] if identity is not None else [])])
+    for shared in REPLACED:  # bound over the private one, it would leave the gate no place for its socket
+        if shared in own:
+            raise HiddenProgram(f"the bot's folder {str(shared)!r} is the machine's shared {shared}, which the sandbox "
+                                "replaces with a private one; run from (or put the bot's files in) a folder of its own")
     mounts: list[str] = []
     for d in SYSTEM_DIRS:
         mounts += ["--ro-bind-try", d, d]
@@ -318,7 +322,7 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
              "--inh-caps=-all", "--bounding-set=-all", "--nnp", "--pdeathsig=KILL", "--"]
     # The sandbox proper sees the view read-only; what its /tmp covers is bound again over it.
     inner = [bwrap, "--ro-bind", "/", "/", *jail]
-    if workdir and cwd.is_relative_to("/tmp"):
+    if workdir and cwd.is_relative_to("/tmp") and cwd not in REPLACED:  # run from /tmp itself: the private one
         inner += ["--ro-bind", str(cwd), str(cwd)]  # the empty folder the first bwrap made, with its files
     for path in under_tmp:
         kind = "--bind" if path in data else "--ro-bind"

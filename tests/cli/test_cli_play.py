@@ -96,3 +96,30 @@ def test_interrupted_run_leaves_no_process(tmp_path):
     while arena_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not arena_processes()
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "/dev/shm"])
+def test_play_run_from_the_machines_shared_tmp_plays_in_the_sandbox(folder, tmp_path):
+    # The sandbox replaces /tmp and /dev/shm with private ones; run from one of them, it once bound the
+    # (empty, read-only) folder over its private /tmp, the gate found no place for its socket, and
+    # every seat crashed before its hello.
+    record = tmp_path / "record.jsonl"
+    got = subprocess.run([sys.executable, "-m", "arena", "play", "basic", "greedy", "random", "--seed", "1",
+                          "--record", str(record)], cwd=folder, capture_output=True, text=True, timeout=90)
+    assert got.returncode == 0, got.stdout + got.stderr
+    entries = [json.loads(line) for line in record.read_text().splitlines()[1:]]
+    assert not [e for e in entries if e["e"] == "failure"], got.stdout
+    assert any(e["e"] == "play" for e in entries)
+
+
+def test_a_bot_whose_folder_is_the_shared_tmp_is_told_so(tmp_path):
+    # Its folder would be the whole machine's /tmp, bound over the sandbox's private one: refused in a sentence.
+    bot = Path("/tmp") / f"arena-test-bot-{tmp_path.name}.py"
+    bot.write_text("import sys\n")
+    try:
+        got = subprocess.run([sys.executable, "-m", "arena", "play", "basic", f"python3 {bot}", "random", "--seed", "1",
+                              "--record", str(tmp_path / "r.jsonl")], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=90)
+    finally:
+        bot.unlink()
+    assert "the bot's folder '/tmp' is the machine's shared /tmp" in got.stdout + got.stderr, got.stdout + got.stderr
