@@ -9,7 +9,7 @@ import time
 import pytest
 
 from arena.referee.compartment import _pidfd
-from arena.referee.liveness import Liveness
+from arena.referee.liveness import Liveness, Watched
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
@@ -48,7 +48,7 @@ def test_an_ended_and_a_flagged_compartment_are_reported_the_live_one_never(pidf
         if pidfd:
             assert live.pidfd >= 0  # this kernel has pidfds: the poll path is the one tested
         watch = Liveness()
-        procs = [live, None, short, flagged]
+        procs: list[Watched | None] = [live, None, short, flagged]
         assert watch.ended(procs) == []
         assert _until(lambda: watch.ended(procs) == [2])  # the process is not reaped: the pidfd alone tells
         flagged.flagged = True
