@@ -93,6 +93,7 @@ class BotProcess:
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.data = data  # the bot's data folder, whose size is watched (limits.data_mb)
         self._data_next = 0.0  # when the watcher measures the data folder next
+        self._data_free = -1  # its filesystem's free bytes at the last measure (-1: unknown)
         self._violation: str | None = None
         self._settled = False
         self.cgroup = _compartment(referee, self.bot_id, spec.limits)
@@ -276,8 +277,13 @@ class BotProcess:
         """The data quota's sentence if the folder (with the deleted files the compartment holds
         open) is over it; each bot's folder is measured on its own schedule, never sooner than
         COST_RATIO times its last measure's cost after it (``final``: now, whatever the schedule)."""
-        if self.data is None or (not final and time.monotonic() < self._data_next):
+        if self.data is None:
             return None
+        free = _free_bytes(self.data)
+        if not final and time.monotonic() < self._data_next and (
+                free < 0 or self._data_free < 0 or self._data_free - free < DATA_EARLY_BYTES):
+            return None  # not due, and the filesystem did not fill by much since (one statvfs: cheap)
+        self._data_free = free
         spent = time.thread_time()
         quota = data_quota(self.spec.limits)
         use = data_use(self.data, quota)
@@ -413,3 +419,16 @@ class BotProcess:
             return True
         except subprocess.TimeoutExpired:
             return False
+
+
+DATA_EARLY_BYTES = 32 << 20  # the filesystem filling by this much since a measure brings the next one forward
+
+
+def _free_bytes(folder: Path) -> int:
+    """Free bytes of the filesystem holding ``folder`` (-1 if unknown): whoever wrote there, a drop
+    since the last measure is an upper bound on what the bot can have written in between."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return -1
+    return st.f_bfree * st.f_frsize
