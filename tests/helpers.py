@@ -33,6 +33,9 @@ from arena.tournament.schedule import iter_games
 
 ROOT = Path(__file__).resolve().parent.parent
 MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
+# The data quota's bound stated in SECURITY.md: past its quota a bot writes at most this much before it is
+# stopped (what it writes between two of the watcher's measures: up to 768 MiB in a loaded CI run).
+DATA_BOUND_MB = 1024
 
 
 HOSTILE = str(ROOT / "tests" / "bots" / "hostile.py")

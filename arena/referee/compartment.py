@@ -93,6 +93,7 @@ class BotProcess:
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.data = data  # the bot's data folder, whose size is watched (limits.data_mb)
         self._data_next = 0.0  # when the watcher measures the data folder next
+        self._data_early = 0.0  # the soonest a filling filesystem may bring that measure forward
         self._data_free = -1  # its filesystem's free bytes at the last measure (-1: unknown)
         self._violation: str | None = None
         self._settled = False
@@ -276,12 +277,13 @@ class BotProcess:
     def _over_data(self, final: bool = True) -> str | None:
         """The data quota's sentence if the folder (with the deleted files the compartment holds
         open) is over it; each bot's folder is measured on its own schedule, never sooner than
-        COST_RATIO times its last measure's cost after it (``final``: now, whatever the schedule)."""
+        COST_RATIO times its last measure's cost after it, or EARLY_RATIO times when its filesystem
+        filled by DATA_EARLY_BYTES since (``final``: now, whatever the schedule)."""
         if self.data is None:
             return None
-        free = _free_bytes(self.data)
-        if not final and time.monotonic() < self._data_next and (
-                free < 0 or self._data_free < 0 or self._data_free - free < DATA_EARLY_BYTES):
+        now, free = time.monotonic(), _free_bytes(self.data)
+        filling = free >= 0 and self._data_free >= 0 and self._data_free - free >= DATA_EARLY_BYTES
+        if not final and (now < self._data_early or (now < self._data_next and not filling)):
             return None  # not due, and the filesystem did not fill by much since (one statvfs: cheap)
         self._data_free = free
         spent = time.thread_time()
@@ -291,7 +293,8 @@ class BotProcess:
             held = deleted_open_bytes(self._compartment_pids(), os.stat(self.data).st_dev)
         except OSError:
             held = 0
-        self._data_next = time.monotonic() + COST_RATIO * (time.thread_time() - spent)
+        cost, done = time.thread_time() - spent, time.monotonic()
+        self._data_next, self._data_early = done + COST_RATIO * cost, done + EARLY_RATIO * cost
         if use.problem is not None:
             return (f"has a data folder that cannot be measured ({use.problem}), counted as over its quota "
                     "(limits.data_mb)")
@@ -422,6 +425,8 @@ class BotProcess:
 
 
 DATA_EARLY_BYTES = 32 << 20  # the filesystem filling by this much since a measure brings the next one forward
+EARLY_RATIO = 3  # but no sooner than this many times its cost: whoever fills the disk, the referee spends
+                 # at most a quarter of its watcher's time on one bot's folder
 
 
 def _free_bytes(folder: Path) -> int:

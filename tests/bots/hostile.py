@@ -283,6 +283,20 @@ def run_stdio(mode: str) -> int:
     return 0
 
 
+def fork_burst(tries: int = 200) -> int:
+    """Fork sleeping children as fast as this process can until a fork is refused; how many were made."""
+    forked = 0
+    for _ in range(tries):
+        try:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        except OSError:
+            break
+        forked += 1
+    return forked
+
+
 def main() -> int:
     mode = sys.argv[1]
     if mode.startswith("stdio_"):
@@ -371,16 +385,7 @@ def main() -> int:
             child = burner()  # burns while this bot decides (charged) and on, until the next request
             time.sleep(0.3)
         if mode == "fork_burst" and requests == 2:
-            forked = 0
-            for _ in range(200):
-                try:
-                    if os.fork() == 0:
-                        time.sleep(60)
-                        os._exit(0)
-                except OSError:
-                    break
-                forked += 1
-            print(f"forked {forked}", file=sys.stderr, flush=True)
+            print(f"forked {fork_burst()}", file=sys.stderr, flush=True)
             time.sleep(0.5)
         if mode == "junk":
             reply = junk_burst(sock, msg, reply)

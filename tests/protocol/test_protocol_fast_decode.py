@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 import msgspec
 import pytest
@@ -25,19 +26,21 @@ STANDS_PATTERN = r"^[2-9TJQKA][CDHS]?$"
 ALPHABET = "0123456789TtJjQqKkAaCcDdHhSs*XZ "
 
 
-def strict(data: bytes) -> object:
-    """What the strict decoder alone gives: the message, or the error's fields."""
+def verdict(decode: Callable[[], object]) -> object:
+    """What a decode gives: the message, or the error's fields."""
     try:
-        return m._decode(m._referee_decoder, data, None)
+        return decode()
     except m.MessageError as e:
         return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+
+
+def strict(data: bytes) -> object:
+    """What the strict decoder alone gives."""
+    return verdict(lambda: m._decode(m._referee_decoder, data, None))
 
 
 def fast(data: bytes) -> object:
-    try:
-        return m.decode_from_referee(data)
-    except m.MessageError as e:
-        return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+    return verdict(lambda: m.decode_from_referee(data))
 
 
 def _strings(max_len: int) -> list[str]:
@@ -117,17 +120,11 @@ def test_bad_cards_and_broken_requests_get_the_strict_verdict() -> None:
 
 
 def strict_reply(data: bytes) -> object:
-    try:
-        return m._decode(m._bot_decoder, data, m.MAX_MESSAGE_BYTES)
-    except m.MessageError as e:
-        return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+    return verdict(lambda: m._decode(m._bot_decoder, data, m.MAX_MESSAGE_BYTES))
 
 
 def fast_reply(data: bytes) -> object:
-    try:
-        return m.decode_from_bot(data)
-    except m.MessageError as e:
-        return ("error", e.reason, e.kind, e.shape, e.type, e.game, e.seq)
+    return verdict(lambda: m.decode_from_bot(data))
 
 
 def _replies(preset: str, seed: int) -> list[bytes]:

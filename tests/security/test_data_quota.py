@@ -19,9 +19,9 @@ from arena.referee.host import BotHost
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
 from tests.conftest import ROOT
+from tests.helpers import DATA_BOUND_MB
 
 SOLO = ROOT / "tests" / "bots" / "solo.py"
-DATA_BOUND_MB = 512  # as test_kernel_limits: past its quota a bot writes at most this much before it is stopped
 TC = TimeControl(start_ms=20000, decision_ms=60000)
 
 

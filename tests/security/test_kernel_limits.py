@@ -17,7 +17,8 @@ from arena.referee.game import play_one
 from arena.referee.host import BotHost
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
-from tests.conftest import hostile
+from tests.conftest import ROOT, hostile
+from tests.helpers import DATA_BOUND_MB
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
 
@@ -124,7 +125,6 @@ def test_an_equal_cpu_share_per_compartment(tmp_path):
         assert used[1] > 0.6 * used[0], used
 
 
-DATA_BOUND_MB = 512  # stated in SECURITY.md: past its quota a bot writes at most this much before it is stopped
 
 
 def test_a_data_folder_is_capped(tmp_path):
@@ -283,20 +283,8 @@ def test_the_data_quota_is_a_limits_key(tmp_path):
         load(file)
 
 
-FORK_BURST = """
-import os, sys, time
-forked = 0
-for _ in range(200):
-    try:
-        if os.fork() == 0:
-            time.sleep(60)
-            os._exit(0)
-    except OSError:
-        break
-    forked += 1
-open(sys.argv[1], "w").write(str(forked))
-time.sleep(60)
-"""
+FORK_BURST = ("import sys, time; sys.path.insert(0, 'tests/bots'); from hostile import fork_burst; "
+              "open(sys.argv[1], 'w').write(str(fork_burst())); time.sleep(60)")
 
 
 @needs_cgroups
@@ -304,19 +292,18 @@ def test_a_burst_of_forks_is_refused_by_the_kernel(tmp_path):
     # 200 forks as fast as a process can, in a compartment with no watcher polling it (a loaded machine
     # would let the watcher win the race): the kernel alone refuses those past the limit (plus the
     # gate's allowance), counts the refusal, and the compartment says so.
-    (tmp_path / "burst.py").write_text(FORK_BURST)
     said = tmp_path / "forked"
     comp = cgroups.Compartment(f"test{os.getpid()}", "burst", memory_mb=None, processes=10)
     proc = None
     try:
         assert comp.has("pids"), "no pids cgroup could be made"
-        proc = subprocess.Popen([sys.executable, str(tmp_path / "burst.py"), str(said)], preexec_fn=comp.enter,
-                                start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-c", FORK_BURST, str(said)], preexec_fn=comp.enter,
+                                cwd=ROOT, start_new_session=True)
         comp.opened()
         deadline = time.monotonic() + 60
-        while not said.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert said.exists(), "the burst never ended: nothing refused a fork"
+        while not (said.exists() and said.stat().st_size) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the file is made, then written: wait for what it says
+        assert said.exists() and said.stat().st_size, "the burst never ended: nothing refused a fork"
         forked = int(said.read_text())
         assert forked < 10 + cgroups.INFRA_TASKS, forked
         assert comp.refused_forks() > 0 and comp.tasks() <= 10 + cgroups.INFRA_TASKS
