@@ -38,6 +38,13 @@ MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
 DATA_BOUND_MB = 1024
 
 
+def data_volumes() -> bool:
+    """Whether a data folder here is a volume of its quota (root, loop devices, mkfs.ext4)."""
+    from arena.referee import datavolume
+
+    return datavolume.enabled()
+
+
 HOSTILE = str(ROOT / "tests" / "bots" / "hostile.py")
 
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from arena.referee import cgroups
+from arena.referee import cgroups, datavolume
 
 
 class Killable(Protocol):
@@ -105,6 +105,7 @@ def kill_all() -> None:
 def _at_exit() -> None:
     kill_all()
     _kill_adopted()
+    datavolume.release_mine()  # the bots are gone: their data folders' volumes are copied back
     if _referee_id and _installed_in == os.getpid():
         cgroups.remove_left(_referee_id)
 

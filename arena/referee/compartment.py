@@ -87,11 +87,13 @@ class BotProcess:
     its pipes to the referee (``channel``), its capped log, and everything it starts."""
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
-                 cwd: Path | None, infra_depth: int, data: Path | None = None, pass_fds: tuple[int, ...] = ()) -> None:
+                 cwd: Path | None, infra_depth: int, data: Path | None = None, pass_fds: tuple[int, ...] = (),
+                 data_volume: bool = False) -> None:
         referee = env[REFEREE_MARKER] = install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
         self.data = data  # the bot's data folder, whose size is watched (limits.data_mb)
+        self.data_volume = data_volume  # the folder is a volume of its quota: the kernel enforces it
         self._data_next = 0.0  # when the watcher measures the data folder next
         self._data_early = 0.0  # the soonest a filling filesystem may bring that measure forward
         self._data_free = -1  # its filesystem's free bytes at the last measure (-1: unknown)
@@ -279,7 +281,7 @@ class BotProcess:
         open) is over it; each bot's folder is measured on its own schedule, never sooner than
         COST_RATIO times its last measure's cost after it, or EARLY_RATIO times when its filesystem
         filled by DATA_EARLY_BYTES since (``final``: now, whatever the schedule)."""
-        if self.data is None:
+        if self.data is None or self.data_volume:
             return None
         now, free = time.monotonic(), _free_bytes(self.data)
         filling = free >= 0 and self._data_free >= 0 and self._data_free - free >= DATA_EARLY_BYTES

@@ -192,6 +192,13 @@ def existing_problem(folder: Path) -> str | None:
         os.close(fd)
 
 
+def _own_volume(fd: int, here: Path) -> bool:
+    """Whether the mount open as ``fd`` is the data folder ``here``'s own volume (``datavolume``)."""
+    from arena.referee import datavolume
+
+    return datavolume.is_volume(fd, str(here))
+
+
 class DataFolderError(ValueError):
     """A data folder that cannot be opened safely (a link, not a folder, another file system)."""
 
@@ -222,7 +229,7 @@ def open_folder(anchor: Path, parts: Sequence[str], take: bool = True) -> int:
                 raise
             os.close(fd)
             fd = child
-            if os.fstat(fd).st_dev != device:
+            if os.fstat(fd).st_dev != device and not (i == len(parts) - 1 and _own_volume(fd, here)):
                 raise DataFolderError(f"the bot's data folder {str(here)!r} is on another file system (a mount) "
                                       f"than {str(anchor)!r}; expected a plain folder")
         if take:

@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from arena.failures import Kind
-from arena.referee import wire
+from arena.referee import datavolume, wire
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
 from arena.referee.launch import BotProcess, launch, log_path, log_tail, private_folder
 from arena.settings import BotSpec, TimeControl
@@ -140,6 +140,8 @@ class BotHost:
         peer = Peer(spec, token or secrets.token_hex(16), cwd, data=data, fixed_token=token is not None, bind=bind,
                     curve_secret=curve_secret)
         self.peers.append(peer)
+        if data is not None:
+            datavolume.use(str(data))
         return peer
 
     def _bind_for(self, peer: Peer) -> str:
@@ -386,6 +388,9 @@ class BotHost:
             self.wait_gone(p, deadline)
         for p in self.peers:
             self._release(p)
+        for p in self.peers:
+            if p.data is not None:
+                datavolume.done_with(str(p.data))
         if self._private_dir is not None:
             shutil.rmtree(self._private_dir, ignore_errors=True)
 

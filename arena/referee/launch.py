@@ -198,7 +198,8 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         depth = 2 if who is None else 3
     try:  # the sandbox binds the data folder from this descriptor (opened without following links)
         return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data,
-                          pass_fds=() if data_fd is None else (data_fd,))
+                          pass_fds=() if data_fd is None else (data_fd,),
+                          data_volume=data_fd is not None and _is_volume_fd(data_fd, data))
     finally:
         if data_fd is not None:
             os.close(data_fd)
@@ -335,10 +336,45 @@ def _data_folder(data: Path, who: Any, spec: BotSpec, cwd: Path | None, hide: tu
 
         try:
             identity.hand_over(fd, who, str(data))
+            if _volume(fd, data, spec, who):  # now a mount over the folder: open its root
+                os.close(fd)
+                fd = -1
+                fd = datafolder.open_folder(anchor, names)
         except BaseException:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
             raise
     return fd
+
+
+_volume_warned = False
+
+
+def _volume(fd: int, data: Path, spec: BotSpec, who: Any) -> bool:
+    """Make the data folder open as ``fd`` a volume of its quota (``datavolume``) if it is not one
+    yet; True when it was mounted now.  Where the machine refuses, one warning says the watcher
+    measures the folder instead."""
+    global _volume_warned
+    from arena.referee import datavolume
+
+    if not datavolume.enabled():
+        return False
+    mounted = datavolume.is_volume(fd, str(data))
+    try:
+        datavolume.acquire(fd, str(data), data_quota(spec.limits), who.uid, who.gid)
+    except OSError as e:
+        if not _volume_warned:
+            _volume_warned = True
+            print(f"arena: warning: a data folder could not be made a volume of its quota ({e}); its size is "
+                  "measured by the limits watcher instead (see SECURITY.md)", file=sys.stderr)
+        return False
+    return not mounted
+
+
+def _is_volume_fd(fd: int, data: Path | None) -> bool:
+    from arena.referee import datavolume
+
+    return data is not None and datavolume.is_volume(fd, str(data))
 
 
 def _bot_environment(spec: BotSpec, sandbox: bool) -> tuple[dict[str, str], dict[str, str]]:

@@ -16,7 +16,8 @@ removes the folders whose path starts with ``PREFIX`` (the referee's private
 folders for gates' sockets, named after its marker).  Each ``GROUP`` is what
 the referee's compartments' cgroup folders of one hierarchy start with
 (``arena/referee/cgroups.py``): every process still in one is killed (also one
-that dropped the marker), then the groups are removed.
+that dropped the marker), then the groups are removed.  Last, the data folders'
+volumes no live referee holds are copied back (``datavolume.release_orphans``).
 
 Only the standard library is imported, so it starts in milliseconds.
 
@@ -103,6 +104,12 @@ def main(argv: list[str]) -> int:
     for folder in glob.glob(glob.escape(prefix) + "*"):
         shutil.rmtree(folder, ignore_errors=True)
     removed = remove_groups(groups, time.monotonic() + GIVE_UP_S)
+    # The data folders' volumes that no live referee holds are copied back (a sibling file: this
+    # one runs as a script, so it is imported by its folder).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import datavolume  # type: ignore[import-not-found]
+
+    datavolume.release_orphans()
     return 1 if pids or not removed else 0
 
 

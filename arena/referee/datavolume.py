@@ -1,0 +1,410 @@
+"""A bot's data folder as a file system of its quota's size, so the kernel enforces the quota.
+
+As root, where loop devices and ``mkfs.ext4`` are present, a data folder in use is a mount: an
+ext4 image of ``limits.data_mb`` (its inodes capped at ``DATA_ENTRIES``) mounted over the folder
+while any referee process on the machine plays the bot.  A write past the quota fails (``ENOSPC``)
+at the quota, whatever the files' depth, names or number, open or deleted: the kernel counts, no
+watcher polls.  The folder's files are copied into the image when the first referee takes it and
+back (replacing what the folder held) when the last one lets it go, so between runs the folder
+holds plain files as before.
+
+The machine's registry (``VOLUMES``, root's alone) holds, per folder, the image, a lock and the
+referees that hold it (pid and start time, so a dead or reused pid is told apart).  A referee lets
+its volumes go at exit (``release_mine``); after a ``kill -9`` its undertaker does
+(``release_orphans``); a run that finds an image left by a machine that went down mounts it again,
+so nothing the bot wrote is lost.  Elsewhere (not root, no loop device, ``ARENA_DATA_VOLUMES=0``)
+the limits watcher measures the folder instead (``limits_watch``).
+
+Only the standard library is imported: the undertaker (run with ``-I -S``) imports this file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+VOLUMES = Path(os.environ.get("ARENA_VOLUME_DIR", "/var/lib/arena/volumes"))
+MARK = "trusted.arena.volume"  # on a volume's root: which folder it is for (no bot can set trusted.*)
+ENTRIES = 10_000  # files and folders a data folder may hold (as limits_watch.DATA_ENTRIES)
+INODE_BYTES = 256
+CHUNK = 1 << 20  # bytes copied at a time
+BUSY_S = 3.0  # how long an unmount waits for the kernel to let go of the mount
+
+
+def enabled() -> bool:
+    """Whether data folders are volumes here: root, a loop device, mkfs.ext4, not turned off."""
+    return (os.geteuid() == 0 and os.environ.get("ARENA_DATA_VOLUMES", "1") != "0"
+            and os.path.exists("/dev/loop-control") and shutil.which("mkfs.ext4") is not None
+            and shutil.which("mount") is not None)
+
+
+def key_of(folder: str) -> str:
+    return hashlib.sha256(os.path.abspath(folder).encode()).hexdigest()[:32]
+
+
+def _paths(key: str) -> tuple[Path, Path, Path, Path]:
+    """(image, state, lock, staging mount point) of one folder's volume."""
+    return (VOLUMES / f"{key}.img", VOLUMES / f"{key}.json", VOLUMES / f"{key}.lock", VOLUMES / f"{key}.mnt")
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _me() -> list[int]:
+    return [os.getpid(), _start_time(os.getpid()) or 0]
+
+
+def _alive(holder: list[int]) -> bool:
+    return _start_time(holder[0]) == holder[1]
+
+
+@contextlib.contextmanager
+def _locked(key: str) -> Iterator[dict]:
+    """The folder's state under its lock (written back when the block ends)."""
+    VOLUMES.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(VOLUMES, 0o700)
+    _image, state_path, lock_path, _mnt = _paths(key)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            state = json.loads(state_path.read_text())
+        except (OSError, ValueError):
+            state = {}
+        state["holders"] = [h for h in state.get("holders", []) if _alive(h)]
+        yield state
+        if state.get("gone"):
+            state_path.unlink(missing_ok=True)
+        else:
+            tmp = state_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state))
+            os.replace(tmp, state_path)
+    finally:
+        os.close(fd)
+
+
+def _run(argv: list[str], fds: tuple[int, ...] = ()) -> None:
+    done = subprocess.run(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, close_fds=True)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OSError(f"{argv[0]} failed: {said[-1] if said else done.returncode}")
+
+
+def _volume_key(fd: int) -> str | None:
+    try:
+        return os.getxattr(fd, MARK).decode()
+    except OSError:
+        return None
+
+
+def is_volume(fd: int, folder: str) -> bool:
+    """Whether the folder open as ``fd`` is the root of ``folder``'s own volume."""
+    return _volume_key(fd) == key_of(folder)
+
+
+def _make_image(image: Path, quota: int, uid: int, gid: int) -> None:
+    # The image is the quota plus its inode tables: what the bot can store is the quota, a little less.
+    size = quota + ENTRIES * INODE_BYTES
+    with open(image, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.truncate(size)
+    _run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal,^resize_inode", "-m", "0", "-N", str(ENTRIES),
+          "-I", str(INODE_BYTES), "-E", f"root_owner={uid}:{gid},nodiscard", str(image)])
+
+
+def _mount(image: Path, target: str, fds: tuple[int, ...] = ()) -> None:
+    _run(["mount", "-t", "ext4", "-o", "loop,nodev,nosuid", str(image), target], fds)
+
+
+def _unmount(target: str) -> None:
+    deadline = time.monotonic() + BUSY_S
+    while True:
+        try:
+            _run(["umount", target])
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
+    """Make the data folder open as ``fd`` (at ``folder``, checked by ``datafolder.open_folder``)
+    its volume of ``quota`` bytes, held by this process until ``release_mine`` (OSError when the
+    machine refuses a step: the caller falls back to the watcher)."""
+    key = key_of(folder)
+    image, _state, _lock, staging = _paths(key)
+    with _locked(key) as state:
+        if not is_volume(fd, folder):
+            fresh = not image.exists()
+            if fresh:
+                _make_image(image, quota, uid, gid)
+            staging.mkdir(mode=0o700, exist_ok=True)
+            _mount(image, str(staging))
+            try:
+                top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                try:
+                    if fresh:
+                        with contextlib.suppress(OSError):
+                            os.rmdir("lost+found", dir_fd=top)
+                        _copy_tree(fd, top)  # the folder's files, as they are
+                        os.setxattr(top, MARK, key.encode())
+                        os.setxattr(top, "trusted.arena.data", b"1")
+                    os.fchown(top, uid, gid)
+                    os.fchmod(top, 0o700)
+                finally:
+                    os.close(top)
+                _syscall("mount", str(staging).encode(), f"/proc/self/fd/{fd}".encode(), None, MS_MOVE, None)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    _unmount(str(staging))
+                if fresh:
+                    image.unlink(missing_ok=True)
+                raise
+            under = os.fstat(fd)
+            state.update(folder=os.path.abspath(folder), real=os.readlink(f"/proc/self/fd/{fd}"),
+                         dev=under.st_dev, ino=under.st_ino)
+        if _me() not in state["holders"]:
+            state["holders"].append(_me())
+    _held.add(key)
+
+
+_held: set[str] = set()  # the volumes this process holds
+_users: dict[str, int] = {}  # how many of this process's hosts have a seat on each folder
+
+
+def use(folder: str) -> None:
+    """A host of this process seats a bot with ``folder`` (its volume is made at the bot's launch)."""
+    key = key_of(folder)
+    _users[key] = _users.get(key, 0) + 1
+
+
+def done_with(folder: str) -> None:
+    """A host of this process is done with ``folder`` (its bots are stopped): the last one lets the
+    volume go, so a long-lived process does not keep it mounted."""
+    key = key_of(folder)
+    _users[key] = _users.get(key, 1) - 1
+    if _users[key] <= 0:
+        _users.pop(key, None)
+        if key in _held:
+            try:
+                release(key)
+            except OSError as e:
+                _not_copied(e)
+
+
+def _not_copied(e: OSError) -> None:
+    print(f"arena: a data folder's volume could not be copied back ({e}); the next run does it", file=sys.stderr)
+
+
+def _copy_back(key: str, state: dict) -> None:
+    """Unmount the folder's volume, replace what the folder holds beneath by the volume's files,
+    and remove the image: the folder is plain again.  The folder is found by descriptors, each name
+    of its real path opened without following a link, and must be the very folder the volume was
+    made over (device and inode): a path swapped for a link meanwhile gets nothing, and the image
+    stays for the organiser (OSError says so)."""
+    image, _state, _lock, staging = _paths(key)
+    if state.get("real"):
+        fd = _walk(state["real"])
+        try:
+            if is_volume(fd, state["folder"]):  # detached now, freed as this descriptor closes
+                _syscall("umount2", f"/proc/self/fd/{fd}".encode(), MNT_DETACH)
+                os.close(fd)
+                fd = -1
+                fd = _walk(state["real"])
+            here = os.fstat(fd)
+            if (here.st_dev, here.st_ino) != (state["dev"], state["ino"]):
+                raise OSError(f"{state['real']} is no longer the folder its volume {image} was made over")
+            if image.exists():
+                staging.mkdir(mode=0o700, exist_ok=True)
+                _mount(image, str(staging))
+                try:
+                    _empty(fd)
+                    top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                    try:
+                        _copy_tree(top, fd)
+                    finally:
+                        os.close(top)
+                finally:
+                    _unmount(str(staging))
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    image.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        staging.rmdir()
+    state["gone"] = True
+
+
+def _walk(real: str) -> int:
+    """A descriptor of the folder at the absolute path ``real``, each name opened without following
+    a link (mounts on the way are crossed: a volume over the folder is what it opens)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for name in [n for n in real.split("/") if n]:
+            child = os.open(name, flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+MS_MOVE, MNT_DETACH = 8192, 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _syscall(name: str, *args: object) -> None:
+    """mount(2)/umount2(2) on descriptor paths as given (mount(8) would resolve a path again)."""
+    if getattr(_libc, name)(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{name}: {os.strerror(err)}")
+
+
+def _copy_tree(src: int, dst: int) -> None:
+    """Copy what the folder open as ``src`` holds into the empty folder open as ``dst``, by
+    descriptors (so no depth is too deep), never following a link: folders, regular files (their
+    holes kept, so a sparse file costs the host no more than the volume), links as links, named
+    pipes; owners, modes and times kept; a file's second name made a hard link again, never a
+    second copy.  Sockets and devices are left out (a bot can make no device; a socket is dead)."""
+    linked: dict[tuple[int, int], int] = {}  # a multiply-linked file's first copy, open
+    stack = [(os.dup(src), os.dup(dst))]
+    try:
+        while stack:
+            s_dir, d_dir = stack.pop()
+            try:
+                for entry in os.scandir(s_dir):
+                    name, st = entry.name, entry.stat(follow_symlinks=False)
+                    kind = stat.S_IFMT(st.st_mode)
+                    if kind == stat.S_IFDIR:
+                        os.mkdir(name, 0o700, dir_fd=d_dir)
+                        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+                        child = (os.open(name, flags, dir_fd=s_dir), os.open(name, flags, dir_fd=d_dir))
+                        stack.append(child)
+                        _keep(child[1], None, st)
+                    elif kind == stat.S_IFREG:
+                        first = linked.get((st.st_dev, st.st_ino))
+                        if first is not None:
+                            os.link(f"/proc/self/fd/{first}", name, dst_dir_fd=d_dir, follow_symlinks=True)
+                            continue
+                        out = _copy_file(s_dir, d_dir, name)
+                        _keep(out, None, st)
+                        if st.st_nlink > 1:
+                            linked[(st.st_dev, st.st_ino)] = out
+                        else:
+                            os.close(out)
+                    elif kind == stat.S_IFLNK:
+                        os.symlink(os.readlink(name, dir_fd=s_dir), name, dir_fd=d_dir)
+                        _keep(d_dir, name, st)
+                    elif kind == stat.S_IFIFO:
+                        os.mkfifo(name, 0o600, dir_fd=d_dir)
+                        _keep(d_dir, name, st)
+            finally:
+                os.close(s_dir)
+                os.close(d_dir)
+    finally:
+        for s_dir, d_dir in stack:
+            os.close(s_dir)
+            os.close(d_dir)
+        for out in linked.values():
+            os.close(out)
+
+
+def _copy_file(s_dir: int, d_dir: int, name: str) -> int:
+    """Copy the regular file ``name`` between the two folders, its data extents only; the new file, open."""
+    inp = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=s_dir)
+    try:
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d_dir)
+        size, at = os.fstat(inp).st_size, 0
+        while at < size:
+            try:
+                at = os.lseek(inp, at, os.SEEK_DATA)
+            except OSError as e:
+                if e.errno == errno.ENXIO:  # only a hole is left
+                    break
+                raise
+            end = os.lseek(inp, at, os.SEEK_HOLE)
+            while at < end:
+                chunk = os.pread(inp, min(CHUNK, end - at), at)
+                if not chunk:
+                    break
+                at += os.pwrite(out, chunk, at)
+        os.ftruncate(out, size)
+        return out
+    finally:
+        os.close(inp)
+
+
+def _keep(fd: int, name: str | None, st: os.stat_result) -> None:
+    """Give the copy (open as ``fd``, or ``name`` in the folder ``fd``, a link's not followed) the
+    original's owner, mode and times."""
+    times = (st.st_atime_ns, st.st_mtime_ns)
+    if name is None:
+        os.fchown(fd, st.st_uid, st.st_gid)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        os.utime(fd, ns=times)
+        return
+    os.chown(name, st.st_uid, st.st_gid, dir_fd=fd, follow_symlinks=False)
+    if not stat.S_ISLNK(st.st_mode):  # a link has no mode of its own (and fchmodat cannot skip one)
+        os.chmod(name, stat.S_IMODE(st.st_mode), dir_fd=fd)
+    os.utime(name, ns=times, dir_fd=fd, follow_symlinks=False)
+
+
+def _empty(fd: int) -> None:
+    """Remove everything in the folder open as ``fd`` (a partial copy of an earlier interrupted
+    copy-back), links removed, never followed."""
+    for entry in os.scandir(fd):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.name, dir_fd=fd)
+        else:
+            os.unlink(entry.name, dir_fd=fd)
+
+
+def release(key: str) -> None:
+    """This process lets the volume go; the last holder copies it back."""
+    with _locked(key) as state:
+        state["holders"] = [h for h in state["holders"] if h != _me()]
+        if not state["holders"] and not state.get("gone"):
+            _copy_back(key, state)
+    _held.discard(key)
+
+
+def release_mine() -> None:
+    """Let go of every volume this process holds (at its exit, after its bots are killed)."""
+    for key in list(_held):
+        try:
+            release(key)
+        except OSError as e:
+            _not_copied(e)
+
+
+def release_orphans() -> None:
+    """Copy back every volume no live process holds (the undertaker, after a ``kill -9``)."""
+    if not VOLUMES.is_dir():
+        return
+    for state_path in VOLUMES.glob("*.json"):
+        key = state_path.stem
+        with contextlib.suppress(OSError), _locked(key) as state:
+            if not state["holders"] and not state.get("gone"):
+                _copy_back(key, state)
+
