@@ -357,16 +357,18 @@ def _copy_file(s_dir: int, d_dir: int, name: str) -> int:
 
 def _keep(fd: int, name: str | None, st: os.stat_result) -> None:
     """Give the copy (open as ``fd``, or ``name`` in the folder ``fd``, a link's not followed) the
-    original's owner, mode and times."""
+    original's owner, mode (without set-user and set-group bits: the volume is ``nosuid``, the host
+    folder is not) and times."""
     times = (st.st_atime_ns, st.st_mtime_ns)
+    mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
     if name is None:
         os.fchown(fd, st.st_uid, st.st_gid)
-        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        os.fchmod(fd, mode)
         os.utime(fd, ns=times)
         return
     os.chown(name, st.st_uid, st.st_gid, dir_fd=fd, follow_symlinks=False)
     if not stat.S_ISLNK(st.st_mode):  # a link has no mode of its own (and fchmodat cannot skip one)
-        os.chmod(name, stat.S_IMODE(st.st_mode), dir_fd=fd)
+        os.chmod(name, mode, dir_fd=fd)
     os.utime(name, ns=times, dir_fd=fd, follow_symlinks=False)
 
 

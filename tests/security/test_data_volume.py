@@ -36,6 +36,7 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
         f.write(b"s" * (1 << 20))
         f.truncate(1 << 30)
     (src / "book").write_bytes(b"b" * 4096)
+    (src / "book").chmod(0o4755)  # set-user-id: not on the host's copy
     for i in range(5):
         os.link(src / "book", src / f"name{i}")
     os.symlink("/etc/shadow", src / "shadow")
@@ -61,6 +62,7 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
         f.seek(512 << 20)
         assert f.read(1 << 20) == b"s" * (1 << 20)
     assert {(dst / f"name{i}").stat().st_ino for i in range(5)} == {(dst / "book").stat().st_ino}
+    assert stat.S_IMODE((dst / "book").stat().st_mode) == 0o755
     assert os.readlink(dst / "shadow") == "/etc/shadow" and (dst / "shadow").is_symlink()
     assert stat.S_ISFIFO((dst / "pipe").lstat().st_mode)
     fd = os.open(dst, os.O_RDONLY)
