@@ -24,6 +24,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -44,10 +45,30 @@ BUSY_S = 3.0  # how long an unmount waits for the kernel to let go of the mount
 
 
 def enabled() -> bool:
-    """Whether data folders are volumes here: root, a loop device, mkfs.ext4, not turned off."""
+    """Whether data folders are volumes here: root, a loop device, mkfs.ext4, not turned off, and a
+    small volume made and mounted once in this process (a container may refuse the mount)."""
     return (os.geteuid() == 0 and os.environ.get("ARENA_DATA_VOLUMES", "1") != "0"
             and os.path.exists("/dev/loop-control") and shutil.which("mkfs.ext4") is not None
-            and shutil.which("mount") is not None)
+            and shutil.which("mount") is not None and probe() is None)
+
+
+@functools.cache
+def probe() -> str | None:
+    """Why this machine cannot mount a volume (a 2 MiB one, made and removed), or None."""
+    VOLUMES.mkdir(parents=True, exist_ok=True, mode=0o700)
+    image, mnt = VOLUMES / f"probe-{os.getpid()}.img", VOLUMES / f"probe-{os.getpid()}.mnt"
+    try:
+        _make_image(image, 2 << 20, 0, 0, entries=64)
+        mnt.mkdir(mode=0o700, exist_ok=True)
+        _mount(image, str(mnt))
+        _unmount(str(mnt))
+        return None
+    except OSError as e:
+        return str(e)
+    finally:
+        image.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            mnt.rmdir()
 
 
 def key_of(folder: str) -> str:
@@ -120,13 +141,13 @@ def is_volume(fd: int, folder: str) -> bool:
     return _volume_key(fd) == key_of(folder)
 
 
-def _make_image(image: Path, quota: int, uid: int, gid: int) -> None:
+def _make_image(image: Path, quota: int, uid: int, gid: int, entries: int = ENTRIES) -> None:
     # The image is the quota plus its inode tables: what the bot can store is the quota, a little less.
-    size = quota + ENTRIES * INODE_BYTES
+    size = quota + entries * INODE_BYTES
     with open(image, "wb") as f:
         os.fchmod(f.fileno(), 0o600)
         f.truncate(size)
-    _run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal,^resize_inode", "-m", "0", "-N", str(ENTRIES),
+    _run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal,^resize_inode", "-m", "0", "-N", str(entries),
           "-I", str(INODE_BYTES), "-E", f"root_owner={uid}:{gid},nodiscard", str(image)])
 
 
