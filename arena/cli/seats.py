@@ -73,13 +73,15 @@ def _odd_in_bot_folder(command: str) -> str | None:
     or device: SECURITY.md), or None."""
     import shlex
 
-    from arena.referee.sandbox import odd_file, program_folders
+    from arena.referee.sandbox import REPLACED, odd_file, program_folders
 
     try:
         words = shlex.split(command)
     except ValueError:
         return None
     for folder in dict.fromkeys(program_folders(words, Path.cwd())):
+        if folder.resolve() in REPLACED:  # never a bot's folder (the sandbox says so): not walked
+            continue
         odd = odd_file(folder)
         if odd is not None:
             return (f"{str(odd[0])!r} in its folder is a {odd[1]}, not a file or folder; a bot's folder may hold "
