@@ -38,6 +38,19 @@ MISBEHAVE = str(ROOT / "tests" / "bots" / "misbehave.py")
 DATA_BOUND_MB = 1024
 
 
+def deep_folder(top: Path, depth: int = 25, make: bool = True) -> int:
+    """A descriptor of the folder ``depth`` names of 250 characters below ``top`` (25: past PATH_MAX),
+    made on the way unless ``make`` is False."""
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(depth):
+        if make:
+            os.mkdir("d" * 250, dir_fd=fd)
+        inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    return fd
+
+
 def data_volumes() -> bool:
     """Whether a data folder here is a volume of its quota (root, loop devices, mkfs.ext4)."""
     from arena.referee import datavolume

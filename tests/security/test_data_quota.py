@@ -21,7 +21,7 @@ from arena.referee.host import BotHost
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
 from tests.conftest import ROOT
-from tests.helpers import DATA_BOUND_MB, data_volumes
+from tests.helpers import DATA_BOUND_MB, data_volumes, deep_folder
 
 SOLO = ROOT / "tests" / "bots" / "solo.py"
 TC = TimeControl(start_ms=20000, decision_ms=60000)
@@ -108,12 +108,7 @@ def test_a_folder_of_very_many_files_is_stopped_before_a_burst(tmp_path, files, 
 def test_a_measure_sees_past_path_max_counts_hard_links_once_and_refuses_what_it_cannot_read(tmp_path):
     folder = tmp_path / "data"
     os.mkdir(folder)
-    fd = os.open(folder, os.O_RDONLY)
-    for _ in range(25):  # 25 x 250 characters: past PATH_MAX
-        os.mkdir("d" * 250, dir_fd=fd)
-        inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
+    fd = deep_folder(folder)
     f = os.open("deep", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
     os.write(f, b"x" * (1 << 20))
     os.close(f)

@@ -19,7 +19,7 @@ import pytest
 from arena.referee import datafolder, datavolume
 from arena.settings import Limits, TimeControl
 from tests.conftest import ROOT
-from tests.helpers import data_volumes, kill_9
+from tests.helpers import data_volumes, deep_folder, kill_9
 
 needs_volumes = pytest.mark.skipif(not data_volumes(), reason="data folders are volumes only as root with loop "
                                    "devices and mkfs.ext4 (the watcher's tests cover the rest)")
@@ -41,12 +41,7 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
         os.link(src / "book", src / f"name{i}")
     os.symlink("/etc/shadow", src / "shadow")
     os.mkfifo(src / "pipe")
-    fd = os.open(src, os.O_RDONLY)
-    for _ in range(20):  # 20 x 250 characters: past PATH_MAX
-        os.mkdir("d" * 250, dir_fd=fd)
-        inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
+    fd = deep_folder(src)  # past PATH_MAX
     with open(os.open("deep", os.O_WRONLY | os.O_CREAT, 0o640, dir_fd=fd), "wb") as f:
         f.write(b"deep")
     os.close(fd)
@@ -65,11 +60,7 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
     assert stat.S_IMODE((dst / "book").stat().st_mode) == 0o755
     assert os.readlink(dst / "shadow") == "/etc/shadow" and (dst / "shadow").is_symlink()
     assert stat.S_ISFIFO((dst / "pipe").lstat().st_mode)
-    fd = os.open(dst, os.O_RDONLY)
-    for _ in range(20):
-        inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
+    fd = deep_folder(dst, make=False)
     deep = os.open("deep", os.O_RDONLY, dir_fd=fd)
     assert os.read(deep, 10) == b"deep" and stat.S_IMODE(os.fstat(deep).st_mode) == 0o640
     os.close(deep)
