@@ -302,3 +302,16 @@ def by_name(order: list[str]):
         placings = [ranks.index(b) + 1 for b in g.seats]
         return placings, [10 * (len(g.seats) - p) for p in placings]
     return result
+
+
+def hostile_report(log: Path, wait: float = 15) -> dict:
+    """What ``tests/bots/hostile.py host_powers`` reported in its log (``HOSTILE {...}``), once the bot's log
+    copier (a process of its own, so a little after the bot wrote it) has put it there."""
+    deadline = time.monotonic() + wait
+    while True:
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("HOSTILE "):
+                return json.loads(line[len("HOSTILE "):])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no report in {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.05)

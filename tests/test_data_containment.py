@@ -7,7 +7,6 @@ bot (tests/bots/hostile.py host_powers) that writes into its data folder and rea
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -21,7 +20,7 @@ from arena.referee import datafolder, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
-from tests.helpers import data_volumes
+from tests.helpers import data_volumes, hostile_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 needs_sandbox = pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))
@@ -73,10 +72,7 @@ def private_file(path: Path) -> Path:
 
 
 def report(host: BotHost, peer) -> dict:
-    for line in host.log_path(peer).read_text(errors="replace").splitlines():
-        if line.startswith("HOSTILE "):
-            return json.loads(line[len("HOSTILE "):])
-    raise AssertionError(f"no report in {host.log_path(peer).read_text(errors='replace')[-2000:]}")
+    return hostile_report(host.log_path(peer))
 
 
 def errors_by_key(stderr: str) -> dict[str, str]:

@@ -13,7 +13,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -23,6 +22,7 @@ from arena.referee import identity, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
+from tests.helpers import hostile_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks"),
               pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))]
@@ -38,14 +38,7 @@ def bot_folder(where: Path) -> Path:
 
 
 def report(host: BotHost, peer) -> dict:
-    deadline = time.monotonic() + 15  # the bot's log copier is a process of its own: give it time
-    while True:
-        for line in host.log_path(peer).read_text(errors="replace").splitlines():
-            if line.startswith("HOSTILE "):
-                return json.loads(line[len("HOSTILE "):])
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no report in {host.log_path(peer).read_text(errors='replace')[-2000:]}")
-        time.sleep(0.05)
+    return hostile_report(host.log_path(peer))
 
 
 def compartment_uids(peer) -> set[int]:
@@ -180,8 +173,7 @@ def test_spec_walkthrough_plays_in_the_bots_folder_with_the_record_hidden(tmp_pa
             "greedy", "--record", "game2.jsonl"]
     done = subprocess.run(peek, cwd=tmp_path, capture_output=True, text=True, timeout=100)
     assert done.returncode == 0, done.stderr[-2000:]
-    got = next(json.loads(x[8:]) for x in (tmp_path / "logs" / "hostile.log").read_text().splitlines()
-               if x.startswith("HOSTILE "))
+    got = hostile_report(tmp_path / "logs" / "hostile.log", wait=0)
     listing = got["cwd"]
     assert "minimal.py" in listing and "hostile.py" in listing, listing  # its own folder
     hidden = got["paths"]["game2.jsonl"]  # /dev/null in its place (which a user namespace may not open)
@@ -307,5 +299,5 @@ def test_play_without_record_hides_every_earlier_game_from_a_bot_in_that_folder(
         assert done.returncode == 0, done.stderr[-2000:]
     assert len(list((tmp_path / "arena-play").iterdir())) == 2
     for log in (tmp_path / "arena-play").glob("*/logs/hostile.log"):
-        got = next(json.loads(x[8:]) for x in log.read_text().splitlines() if x.startswith("HOSTILE "))
+        got = hostile_report(log, wait=0)
         assert got["paths"]["arena-play"] == "done: ", got  # an empty folder: no record, no log

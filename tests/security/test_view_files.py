@@ -4,11 +4,9 @@ organiser's alone (0600 in a 0700 folder).  The attacks are a real bot (tests/bo
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -17,21 +15,10 @@ from arena.referee import launch, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
+from tests.helpers import hostile_report
 
 TC = TimeControl(start_ms=20000, decision_ms=2000, grace_ms=100)
 sandboxed = pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))
-
-
-def report(log: Path) -> dict:
-    """The bot's report, once its copier has put it in the log (a process of its own: give it time)."""
-    deadline = time.monotonic() + 15
-    while True:
-        for line in log.read_text(errors="replace").splitlines():
-            if line.startswith("HOSTILE "):
-                return json.loads(line[len("HOSTILE "):])
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no report in {log.read_text(errors='replace')[-2000:]}")
-        time.sleep(0.05)
 
 
 def tournament_folder(tmp_path: Path) -> tuple[Path, Path]:
@@ -63,7 +50,7 @@ def test_a_bot_without_cwd_sees_no_log_named_on_its_command_line(tmp_path):
     with BotHost(TC, results / "logs" / "worker1", hide=(results,)) as host:
         peer = host.add(BotSpec(name="spy", command=f"python3 solo.py peek {words}", transport="stdio"), cwd=base)
         assert host.start(peer), peer.problem
-        got = report(host.log_path(peer))
+        got = hostile_report(host.log_path(peer))
     assert got["cwd"] == "done: solo.py", got  # its program file alone, in an empty folder
     assert set(got["paths"]) == {"results/T/logs/worker0/victim.log", "other/book.py"}
     for path, outcome in got["paths"].items():
