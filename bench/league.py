@@ -42,7 +42,6 @@ from bench import league_oracle, league_sim  # noqa: E402
 from bench.league_sim import kendall_tau  # noqa: E402,F401  (the tests' import)
 
 FORMATS = ("subset", "swiss", "adaptive", "uneven", "top", "oracle-tau", "oracle-top")
-EXTRA = ("info",)  # formats run only when --formats names them (bench/league_sim.py)
 BUDGETS = (200, 300, 400, 600, 800, 1100, 1600, 2300, 3200, 4500, 6400, 8000)
 DESIGN_GAMES = {"tau": 3000.0, "top": 1000.0}  # the G each oracle design is optimised for (about its need)
 DEAL_SD = 1.0  # sd of a seat's luck in a deal-set, beside the Gumbel noise of a game (sd 1.28)
@@ -189,10 +188,10 @@ def main() -> None:
     ap.add_argument("--html", type=Path, help="also draw the curves on a page in the report's style")
     ap.add_argument("--raw", type=Path, help="keep every field's errors in FILE-SPREAD.npz (read them if there)")
     ap.add_argument("--formats", default=",".join(FORMATS),
-                    help=f"formats to play, subset among them (also: {', '.join(EXTRA)})")
+                    help="formats to play, subset among them")
     args = ap.parse_args()
     formats = tuple(args.formats.split(","))
-    unknown = sorted(set(formats) - set(FORMATS) - set(EXTRA))
+    unknown = sorted(set(formats) - set(FORMATS))
     if unknown or "subset" not in formats:
         ap.error(f"--formats: {', '.join(unknown) or 'subset (the target) is needed'}")
     if args.quick:

@@ -11,11 +11,9 @@ filter, refitted exactly whenever the games double), which keeps a round's cost 
 
 ``play_format`` runs one format on one field to the largest budget and returns its error at every
 budget: ``1 - tau`` against the true order, and the number of the true top K missing from the
-fitted top K.  Formats: the balanced subset (``max_tables``), Swiss, adaptive, adaptive with uneven
-seats (``uneven``: the whole order's objective), adaptive with ``top = K`` (``top``), the
-greedy expected-information choice of local tables (``info``: ``league_objective.information_round``,
-a bench format only), and the
-oracle's designs played as a sequence of tables (``oracle-tau``, ``oracle-top``: bench/league_oracle.py).
+fitted top K.  Formats: the balanced subset (``max_tables``), Swiss, adaptive, adaptive with
+``uneven = true`` (``uneven``: the whole order, tables chosen by expected information), adaptive with
+``top = K`` (``top``), and the oracle's designs played as a sequence of tables (``oracle-tau``, ``oracle-top``: bench/league_oracle.py).
 """
 
 from __future__ import annotations
@@ -24,11 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arena.tournament import league_objective, ratings
+from arena.tournament import ratings
 from arena.tournament.matchmaking import league_round
 from arena.tournament.schedule import balanced_subset
 
-LEAGUE_FORMATS = ("swiss", "adaptive", "uneven", "top", "info")
+LEAGUE_FORMATS = ("swiss", "adaptive", "uneven", "top")
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
@@ -179,12 +177,9 @@ def play_format(fmt: str, n: int, k: int, sd: float, seed: int, budgets: list[in
     for games in budgets:
         while f.games < games:
             fit = f.round_fit() if r else None
-            kind = "adaptive" if fmt in ("uneven", "top", "info") else fmt
-            if fmt == "info" and fit is not None and r >= league_objective.WARMUP:
-                tables = league_objective.information_round(*fit, k, idle, min(league_objective.CAP, n // k), k)
-            else:
-                tables = league_round(kind, n, k, seed, r, fit, f.tables, byes, top=top if fmt == "top" else None,
-                                      uneven=fmt == "uneven", idle=idle)
+            kind = "adaptive" if fmt in ("uneven", "top") else fmt
+            tables = league_round(kind, n, k, seed, r, fit, f.tables, byes, top=top if fmt == "top" else None,
+                                  uneven=fmt == "uneven", idle=idle, table_games=k)
             seated = {b for t in tables for b in t}
             for b in range(n):
                 byes[b] += b not in seated

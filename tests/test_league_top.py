@@ -30,6 +30,7 @@ class T:
     games: int | None = 40
     top: int | None = 3
     top_order: bool = False
+    uneven: bool = False
 
 
 def test_contested_is_the_bots_near_the_cut_and_top_probability_reads_the_draws() -> None:
@@ -43,8 +44,6 @@ def test_contested_is_the_bots_near_the_cut_and_top_probability_reads_the_draws(
     assert w[:2].max() < lo.SETTLED and w[10:].max() < lo.SETTLED and min(w[4], w[5]) > 0.08
     ordered = lo.contested(strength, draws, 5, order=True)
     assert ordered[0] > lo.SETTLED > w[0]  # its place within the top 5 is in doubt though its membership is not
-    whole = lo.contested(strength, draws, None)  # the whole order: bots it may be swapped with
-    assert whole[10] > whole[0] * 1.5 > 0  # a middle bot has neighbours on both sides
 
 
 def test_allocate_gives_the_contested_more_up_to_the_cap_and_keeps_the_floor() -> None:
@@ -114,6 +113,24 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
     assert [e.seats for e in other] != [e.seats for e in entries]
 
 
+def test_an_uneven_league_chooses_its_rounds_by_expected_information_from_the_journal() -> None:
+    from arena.tournament import ratings
+
+    n = 16
+    t = T(names(n), games=n * 4 * 6, top=None, uneven=True)  # 6 rounds of 4 tables x 4 seatings
+    entries = fake_entries(t, 6, np.linspace(3.0, -3.0, n))  # type: ignore[arg-type]
+    size = schedule.games_per_round(t)
+    before = [e for e in entries if e.index < 5 * size]
+    strength, cov = ratings.league_fit(before, list(t.bot_names))
+    idle = [next((i for i, r in enumerate(range(4, -1, -1)) if any(b in e.seats for e in before if e.index // size == r)), 5)
+            for b in t.bot_names]
+    want = lo.information_round(strength, cov, 4, idle, lo.CAP, schedule.games_per_table(t))
+    got = schedule.round_tables(t, 5, list(reversed(entries)))
+    assert got == tuple(tuple(t.bot_names[b] for b in table) for table in want)
+    seated = [{b for e in entries if e.index // size == r for b in e.seats} for r in range(6)]
+    assert any(len(s) < n for s in seated[lo.WARMUP:])  # the settled sat out a round
+
+
 @pytest.mark.parametrize("head,want", [
     ('format = "swiss"\ngames = 10\ntop = 3\n',
      'top: only an adaptive league has a top = K objective; add format = "adaptive" or remove top'),
@@ -137,7 +154,8 @@ def test_uneven_without_top_plays_the_whole_orders_contested_bots_more() -> None
     assert sum(seats.values()) == n and all(len(set(t)) == 4 for t in tables)
     crowded = [seats[b] for b in range(4, 20)]
     lonely = [seats[b] for b in (*range(4), *range(20, 24))]
-    assert min(crowded) >= 1 and max(lonely) == 0  # the far-apart ends are settled: they sit out
+    assert sum(crowded) == n and max(lonely) == 0  # the far-apart ends are settled: they sit out
+    assert tables == lo.information_round(strength, fit[1], 4, [0] * n, 4, 1)  # chosen by expected information
     errors = errors_of('format = "swiss"\ngames = 10\nuneven = true\n' + BASE)
     assert errors == ['uneven: only an adaptive league gives its seats unevenly; add format = "adaptive" '
                       "or remove uneven"]

@@ -1,4 +1,4 @@
-"""The bench's ``info`` round (``league_objective.information_round``): local tables, the posterior-averaged
+"""`uneven = true`'s round (``league_objective.information_round``): local tables, the posterior-averaged
 misordering gradient, and a round's tables with the cap and the floor (in-process, no bot is started)."""
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def top(c: Checker, data: dict[str, Any], fmt: str | None, bots: tuple[BotSpec, 
 
 
 def uneven(c: Checker, data: dict[str, Any], fmt: str | None) -> Any:
-    """``uneven``: an adaptive league's seats given by how contested each bot is."""
+    """``uneven``: an adaptive league's tables chosen by expected information, its seats unequal."""
     value = c.boolean(data, "uneven", (), default=Tournament.uneven)
     if value and fmt != "adaptive":
         c.err(("uneven",), 'only an adaptive league gives its seats unevenly; add format = "adaptive" '

@@ -4,9 +4,8 @@ Owns the ``top = K`` objective and uneven allocation (README, Leagues):
 
 - ``posterior_draws``: joint draws of the strengths from the league fit's normal posterior.
 - ``top_probability``: per bot, the chance it is in the top K (the share of draws that put it there).
-- ``contested``: per bot, the chance its answer is wrong: for ``top = K`` whether it is in the top K
-  (with ``order``, also its place within the top K), for the whole order (``top = None``) the number
-  of bots it may be misordered with.  A bot whose answer is settled has (almost) nothing to learn.
+- ``contested``: per bot, the chance its answer is wrong: whether it is in the top K (with ``order``,
+  also its place within the top K).  A bot whose answer is settled has (almost) nothing to learn.
 - ``allocate``: the seats of a round (always ``n // k`` tables, so a league's game indices are
   unchanged) given to the contested bots, up to ``CAP`` tables each a round; settled bots sit out,
   but none sits out more than ``IDLE_MAX`` rounds in a row (the floor: every bot plays at least one
@@ -14,11 +13,10 @@ Owns the ``top = K`` objective and uneven allocation (README, Leagues):
 - ``uneven_round``: the round's tables: each seat a bot holds gets its own posterior draw, the seats
   are sorted by it and cut into tables of k distinct bots, so contested bots meet the bots they may
   be confused with.
-- ``information_round``: an alternative for the whole order (bench/league.py's ``info``, not a
-  tournament format): the round's tables chosen one by one among local tables, each the one whose
-  expected Fisher information most reduces the expected number of misordered pairs under the
-  posterior (the oracle's criterion, bench/league_oracle.py, with the truth replaced by the posterior),
-  with the same cap and floor.
+- ``information_round``: the round of ``uneven = true`` (the whole order): its tables chosen one by
+  one among local tables, each the one whose expected Fisher information most reduces the expected
+  number of misordered pairs under the posterior (the oracle's criterion, bench/league_oracle.py,
+  with the truth replaced by the posterior), with the same cap and floor.
 
 Every choice is a function of its arguments (the fit, the rounds sat out, the seeded generator), so
 a resumed league chooses the same tables (docs/ARCHITECTURE.md section 5).
@@ -67,14 +65,10 @@ def top_probability(samples: np.ndarray, top: int) -> np.ndarray:
     return (_ranks(samples) < top).mean(axis=0)
 
 
-def contested(strength: np.ndarray, samples: np.ndarray, top: int | None, order: bool = False) -> np.ndarray:
+def contested(strength: np.ndarray, samples: np.ndarray, top: int, order: bool = False) -> np.ndarray:
     """Per bot: how wrong its answer may be under the posterior (see the module)."""
     point = _ranks(strength[None, :])[0]
     drawn = _ranks(samples)
-    if top is None:
-        ahead = strength[:, None] > strength[None, :]
-        flips = (samples[:, :, None] > samples[:, None, :]) != ahead[None, :, :]  # never on the diagonal
-        return flips.sum(axis=2).mean(axis=0)
     wrong = (drawn < top) != (point < top)[None, :]
     if order:
         wrong |= (np.minimum(drawn, point[None, :]) < top) & (drawn != point[None, :])
@@ -146,10 +140,10 @@ def _mend_duplicates(tables: list[list[int]]) -> bool:
     return True
 
 
-def league_round(strength: np.ndarray, cov: np.ndarray, k: int, top: int | None, order: bool,
+def league_round(strength: np.ndarray, cov: np.ndarray, k: int, top: int, order: bool,
                  idle: Sequence[int], played: Sequence[int], rng: np.random.Generator,
                  floor: float) -> list[Table]:
-    """An uneven round (after ``WARMUP``): seats by how contested each bot is, then tables of neighbours."""
+    """A ``top = K`` round (after ``WARMUP``): seats by how contested each bot is, then tables of neighbours."""
     n = len(strength)
     samples = posterior_draws(strength, cov, DRAWS, rng)
     weight = contested(strength, samples, top, order)

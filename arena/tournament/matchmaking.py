@@ -110,15 +110,16 @@ def adaptive_round(strength: np.ndarray, cov: np.ndarray, k: int, played: set[Ta
 
 def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndarray, np.ndarray] | None,
                  games: Sequence[Table], byes: Sequence[int], top: int | None = None, top_order: bool = False,
-                 uneven: bool = False, idle: Sequence[int] | None = None) -> list[Table]:
+                 uneven: bool = False, idle: Sequence[int] | None = None, table_games: int = 1) -> list[Table]:
     """Round ``r``'s tables of a ``swiss`` or ``adaptive`` league of ``n`` bots at ``k`` seats.
 
     ``fit``: ``ratings.league_fit`` of the games of rounds before ``r`` (None for round 0: a seeded
     random order); ``games``: the table of every one of those games (bot numbers, one entry per game);
     ``byes[b]``: rounds bot ``b`` sat out.  The round's own ``random.Random`` is seeded by
     (format, seed, round), so a round's choice depends on nothing but these arguments.
-    An adaptive league with ``top = K`` (or ``uneven``) allocates its seats unevenly after its first
-    rounds (``arena.tournament.league_objective``; ``idle[b]``: rounds in a row ``b`` has sat out).
+    An adaptive league with ``top = K`` allocates its seats unevenly after its first rounds, and one with
+    ``uneven`` (the whole order) chooses its tables by expected information (``arena.tournament.league_objective``;
+    ``idle[b]``: rounds in a row ``b`` has sat out; ``table_games``: the games a table plays in a round).
     """
     rng = random.Random(f"arena-league:{fmt}:{seed}:{r}")
     played = set(games)
@@ -129,7 +130,10 @@ def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndar
     if fmt == "swiss":
         order = sorted(range(n), key=lambda b: (-float(strength[b]), b))
         return swiss_round(order, k, played, byes, rng)[0]
-    if fmt == "adaptive" and (uneven or top is not None) and r >= league_objective.WARMUP:
+    if fmt == "adaptive" and uneven and top is None and r >= league_objective.WARMUP:
+        return league_objective.information_round(strength, cov, k, idle if idle is not None else byes,
+                                                  min(league_objective.CAP, n // k), table_games)
+    if fmt == "adaptive" and top is not None and r >= league_objective.WARMUP:
         counts = [0] * n
         for table in games:
             for b in table:

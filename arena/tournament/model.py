@@ -82,7 +82,7 @@ class Tournament:
     deals: str | None = None            # a deal suite's file (arena.tournament.deals): the cards, not secret.key
     top: int | None = None              # adaptive only: aim at the top K (league_objective), uneven seats
     top_order: bool = False             # with top: their order too, not only who they are
-    uneven: bool = False                # adaptive only: seats by how contested each bot is (implied by top)
+    uneven: bool = False                # adaptive only: tables by expected information, unequal seats (implied by top)
     limits: Limits = field(default_factory=Limits)  # [limits]: every bot's default and the ceiling of its own
     # where this run read it and what else the arena writes outside the results folder (the --events
     # file): never hashed as part of a bot's program (fingerprints), never written to the resolved file

@@ -428,7 +428,7 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
     chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes,
                                       top=getattr(t, "top", None), top_order=bool(getattr(t, "top_order", False)),
                                       uneven=bool(getattr(t, "uneven", False)),
-                                      idle=idle)
+                                      idle=idle, table_games=games_per_table(t))
     return tuple(tuple(names[i] for i in table) for table in chosen)
 
 

@@ -41,7 +41,7 @@ def starter_toml() -> str:
 #              bot plays once, at tables of bots of similar standing (swiss) or where the ranking is least
 #              settled (adaptive); README, Leagues, says when to choose which
 #              adaptive with top = K: aims at the top K, contested bots play more (top_order = true: their order);
-#              uneven = true: the whole order's contested bots play more (README, Leagues)
+#              uneven = true: the bots whose places are least sure play more (README, Leagues)
 # deal_sets    deal-sets per table; each set is replayed under every seating (duplicate play)
 # seating      all (every permutation) | williams (balanced Latin square) | rotate
 # twin_suits   same (default) | permute: each seating of a deal-set gets the same deal with its suits
