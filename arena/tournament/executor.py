@@ -1,6 +1,6 @@
 """The seam between the runner and what plays its games (docs/ARCHITECTURE.md section 5).
 
-An executor is the local worker processes (``runner._Pool``) or a Dask cluster
+An executor is the local worker processes (``local_pool.LocalPool``) or a Dask cluster
 (``executor_dask.DaskPool``); both are an ``Executor`` and report the same typed
 events: a game ``Started`` on a worker, ``Done`` with its journal entry, or
 ``Failed`` inside the referee (a bug, never a bot's failure).  What a worker
@@ -33,6 +33,8 @@ class RunError(ArenaError, RuntimeError):
 
 
 Where = int | str  # a local worker's slot, or "dask"
+
+WAIT = -1  # from the runner's pending games: none can be given out until the games held now are journaled
 
 
 @dataclass(frozen=True)

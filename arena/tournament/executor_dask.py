@@ -1,6 +1,6 @@
 """Playing a tournament's games on a Dask cluster (docs/ARCHITECTURE.md section 5).
 
-``DaskPool`` stands beside the runner's local ``_Pool``, both an
+``DaskPool`` stands beside the local ``local_pool.LocalPool``, both an
 ``arena.tournament.executor.Executor`` reporting the same typed events
 (``Started``, ``Done``, ``Failed``): the coordinator (``arena run``) keeps the folder lock, the
 key, the journal and the standings; a Dask worker only plays games.
@@ -143,7 +143,7 @@ class ArenaPlugin(WorkerPlugin):
         cwds: dict[str, Path | None] = {}
         for bot, (digest, blob) in self.uploads.items():
             cwds[bot] = unpack(digest, blob, root / "bots")
-        os.environ[RUN_MARKER] = self.out  # every bot carries the results folder (runner._sweep)
+        os.environ[RUN_MARKER] = self.out  # every bot carries the results folder (results_folder.sweep_earlier_run)
         self._state = {"root": root, "cwds": cwds, "free": [], "all": [], "lock": threading.Lock()}
 
     def teardown(self, worker: Any) -> None:

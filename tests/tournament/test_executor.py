@@ -123,8 +123,8 @@ def test_a_bot_a_worker_cannot_start_is_the_bots_failure_not_the_workers(tmp_pat
     and the game goes on with the bot's seat failed (a crash before hello), the worker unharmed."""
     from arena.integrity import make_key
     from arena.tournament import schedule
+    from arena.tournament.executor import play_spec
     from arena.tournament.executor_dask import ArenaPlugin
-    from arena.tournament.runner import play_spec
 
     t = load(write(tmp_path, "sandbox = false\n[executor]\n", 'ship = "upload"'))
     plugin = ArenaPlugin("arena:test", t, {"mine": ("0" * 64, b"not a tar")}, str(tmp_path / "out"))

@@ -14,6 +14,7 @@ import pytest
 
 from arena.tournament import ratings, schedule
 from arena.tournament.config import starter_toml, validate_text
+from arena.tournament.executor import WAIT
 from arena.tournament.journal import JournalEntry
 from arena.tournament.matchmaking import (
     adaptive_round,
@@ -21,7 +22,7 @@ from arena.tournament.matchmaking import (
     settled,
     swiss_round,
 )
-from arena.tournament.runner import WAIT, _pending
+from arena.tournament.runner import _pending
 from arena.tournament.standings import _standings, render_standings
 from bench.league import kendall_tau
 
