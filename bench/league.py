@@ -44,6 +44,7 @@ from bench.league_sim import kendall_tau  # noqa: E402,F401  (the tests' import)
 FORMATS = ("subset", "swiss", "adaptive", "uneven", "top", "oracle-tau", "oracle-top")
 BUDGETS = (200, 300, 400, 600, 800, 1100, 1600, 2300, 3200, 4500, 6400, 8000)
 DESIGN_GAMES = {"tau": 3000.0, "top": 1000.0}  # the G each oracle design is optimised for (about its need)
+PAPER_FIELDS = 5  # fields whose oracle need in the normal approximation is averaged (about 5 s each)
 DEAL_SD = 1.0  # sd of a seat's luck in a deal-set, beside the Gumbel noise of a game (sd 1.28)
 
 
@@ -214,6 +215,10 @@ def main() -> None:
         print(f"\n{args.bots} bots, {args.seats}-seat tables, true strengths sd {spread:g} Elo, "
               f"{args.fields} paired fields, deal-sets with seat luck sd {args.deal_sd:g}")
         fig: dict = {"spread_elo": spread, "budgets": budgets}
+        sd = spread / ratings.ELO_SCALE
+        seeds = range(min(PAPER_FIELDS, args.fields))
+        paper = {kind: float(np.mean([analytic_oracle(args.bots, args.seats, sd, seed, args.top, budgets[-1])[kind]
+                                      for seed in seeds])) for kind in ("tau", "top")}
         for kind, title, oracle in (("tau", "1 - Kendall tau", "oracle-tau"),
                                     ("top", f"true top {args.top} missing from the named top {args.top}",
                                      "oracle-top")):
@@ -228,7 +233,11 @@ def main() -> None:
                 print(f"    {f:>10}: {r['games']:>6.0f} = {r['share']:.2f} of {budgets[-1]} "
                       f"[{r['share_lo']:.2f}, {r['share_hi']:.2f}], {r['vs_oracle']:.2f}x the oracle "
                       f"[{r['vs_lo']:.2f}, {r['vs_hi']:.2f}]")
-            fig[kind] = {"error": {f: _listed(err[kind][f].mean(axis=0)) for f in formats}, "reach": fit}
+            print(f"  the oracle in the normal approximation (no games played; mean of {len(seeds)} fields): "
+                  f"{paper[kind]:.2f} of {budgets[-1]}; as a multiple of it: "
+                  + ", ".join(f"{f} {fit[f]['share'] / paper[kind]:.2f}x" for f in formats))
+            fig[kind] = {"error": {f: _listed(err[kind][f].mean(axis=0)) for f in formats}, "reach": fit,
+                         "normal_approximation": paper[kind]}
         exact = {f: _listed(np.where(np.isnan(err["top"][f]), np.nan, err["top"][f] == 0).mean(axis=0))
                  for f in formats}
         fig["top_exact"] = exact
