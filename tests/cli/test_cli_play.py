@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MISBEHAVE, arena_processes
+from tests.helpers import kill_9
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,13 +68,18 @@ def test_interrupted_play_leaves_no_process(sig, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "basic", "greedy", slow, "--time-ms", "60000",
                              "--record", str(tmp_path / "r.jsonl")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(arena_processes()) < 3:  # arena + two bots
-        time.sleep(0.1)
-    time.sleep(1.0)  # the hanging bot is being asked by now
-    proc.send_signal(sig)
-    proc.communicate(timeout=30)
-    assert proc.returncode != 0
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(arena_processes()) < 3:  # arena + two bots
+            time.sleep(0.1)
+        time.sleep(1.0)  # the hanging bot is being asked by now
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        killed = proc.poll() is None
+        kill_9(proc)
+    assert not killed, f"arena play was still running 30 s after {sig.name}"
+    assert proc.returncode != 0, err
     deadline = time.monotonic() + 5
     while arena_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -81,15 +87,24 @@ def test_interrupted_play_leaves_no_process(sig, tmp_path):
 
 
 def test_interrupted_run_leaves_no_process(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(ROOT / "tournaments" / "demo.toml"),
-                             "--out", str(tmp_path / "out")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    journal = tmp_path / "out" / "journal.jsonl"
-    while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 2):
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=60)
+    # the demo with 25 times its deal-sets: it cannot end on its own before the signal, however loaded the machine
+    demo = (ROOT / "tournaments" / "demo.toml").read_text()
+    assert "\ndeal_sets = 2\n" in demo
+    long = tmp_path / "long.toml"
+    long.write_text(demo.replace("\ndeal_sets = 2\n", "\ndeal_sets = 50\n"))
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(long), "--out", str(tmp_path / "out")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        journal = tmp_path / "out" / "journal.jsonl"
+        while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 2):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        killed = proc.poll() is None
+        kill_9(proc)
+    assert not killed, "arena run was still running 60 s after SIGINT"
     assert proc.returncode == 130, err
     assert "--resume" in err.decode()
     deadline = time.monotonic() + 5

@@ -235,8 +235,10 @@ def test_an_interrupted_match_resumes_where_it_stopped(tmp_path: Path) -> None:
 
     out = tmp_path / "m"
     args = ["match", "greedy", "random", "--variant", "basic", "--test", "penta", "--elo1", "200", "--out", str(out)]
+    # niced (CPU clock: its bots are charged the same) so that on a loaded machine this test reads the
+    # first pair's line and signals before the match can decide on its own
     proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: os.nice(10))
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
