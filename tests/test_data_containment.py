@@ -347,3 +347,29 @@ def test_an_existing_folder_of_the_organisers_is_never_given_to_a_bot_and_the_ar
         assert not host.start(third)
     assert "organisers.txt" in third.problem[1] and "belongs to uid 0" in third.problem[1], third.problem
     assert planted.stat().st_uid == 0 and stat.S_IMODE(planted.stat().st_mode) == 0o600
+
+
+# A bot that nests folders 1,200 deep in its data folder, then leaves (so that it is started again).
+NESTER = ("import os\nfd = os.open(os.environ['ARENA_DATA'], os.O_RDONLY)\n"
+          "for _ in range(1200):\n"
+          "    try:\n        os.mkdir('n', dir_fd=fd)\n    except FileExistsError:\n        pass\n    inner = os.open('n', os.O_RDONLY, dir_fd=fd)\n"
+          "    os.close(fd)\n    fd = inner\n")
+
+
+@needs_sandbox
+@as_root
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_a_data_folder_nested_too_deep_fails_its_bots_start_not_the_referee(tmp_path):
+    """Handing the folder over walks it (os.fwalk recurses): a chain of 1,200 folders made by the bot once
+    crashed the referee with RecursionError at the bot's next start, stopping the tournament."""
+    (tmp_path / "nester.py").write_text(NESTER)
+    spec = BotSpec(name="nester", command=f"{sys.executable} nester.py", transport="stdio", data="data")
+    with BotHost(TC, tmp_path / "logs") as host:
+        peer = host.add(spec, cwd=tmp_path, data=tmp_path / "data")
+        assert not host.start(peer)  # it made the chain and left without a hello
+        assert "before saying hello" in peer.problem[1], peer.problem
+        assert not host.start(peer)
+        assert "nests folders more than 200 deep" in peer.problem[1], peer.problem
+        honest = host.add(BotSpec(name="ok", command="greedy"))
+        assert host.start(honest), honest.problem

@@ -188,6 +188,9 @@ def _process_uids() -> set[int]:
     return found
 
 
+MAX_DEPTH = 200  # folders in folders a data folder may hold (hand_over walks them recursively)
+
+
 def hand_over(folder: int, who: Identity, shown: str = "the data folder") -> None:
     """Make the folder open as ``folder`` (a descriptor: a bot's data folder, see
     ``datafolder.open_folder``) and everything in it ``who``'s alone (the folder 0700).
@@ -210,6 +213,9 @@ def hand_over(folder: int, who: Identity, shown: str = "the data folder") -> Non
     os.fchown(folder, who.uid, who.gid)
     os.fchmod(folder, 0o700)
     for here, dirs, files, dir_fd in os.fwalk(".", dir_fd=folder, follow_symlinks=False):
+        if dirs and here.count("/") >= MAX_DEPTH:  # os.fwalk recurses: a deeper chain would crash the referee
+            raise ValueError(f"the bot's data folder cannot be handed over to its user: {shown!r} nests folders "
+                             f"more than {MAX_DEPTH} deep; remove the deep folders")
         for name in list(dirs) + files:
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
