@@ -315,3 +315,28 @@ def hostile_report(log: Path, wait: float = 15) -> dict:
         if time.monotonic() > deadline:
             raise AssertionError(f"no report in {log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.05)
+
+
+def remove_chain(top: Path, name: str = "n") -> None:
+    """Remove a chain of folders ``top/name/name/...`` of any depth (shutil.rmtree recurses, and so does
+    pytest's clean-up of old temporary folders: a chain over ~1,000 deep makes them fail), lifting the
+    chain one level a step."""
+    if not top.is_dir():
+        return
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while True:
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                return
+            try:
+                for entry in os.listdir(inner):
+                    os.rename(entry, f"{entry}.up", src_dir_fd=inner, dst_dir_fd=fd)
+            finally:
+                os.close(inner)
+            os.rmdir(name, dir_fd=fd)
+            if os.path.lexists(f"/proc/self/fd/{fd}/{name}.up"):
+                os.rename(f"{name}.up", name, src_dir_fd=fd, dst_dir_fd=fd)
+    finally:
+        os.close(fd)

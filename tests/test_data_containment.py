@@ -20,7 +20,7 @@ from arena.referee import datafolder, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
-from tests.helpers import data_volumes, hostile_report
+from tests.helpers import data_volumes, hostile_report, remove_chain
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 needs_sandbox = pytest.mark.skipif(sandbox.problem() is not None, reason=str(sandbox.problem()))
@@ -364,12 +364,15 @@ def test_a_data_folder_nested_too_deep_fails_its_bots_start_not_the_referee(tmp_
     """Handing the folder over walks it (os.fwalk recurses): a chain of 1,200 folders made by the bot once
     crashed the referee with RecursionError at the bot's next start, stopping the tournament."""
     (tmp_path / "nester.py").write_text(NESTER)
-    spec = BotSpec(name="nester", command=f"{sys.executable} nester.py", transport="stdio", data="data")
-    with BotHost(TC, tmp_path / "logs") as host:
-        peer = host.add(spec, cwd=tmp_path, data=tmp_path / "data")
-        assert not host.start(peer)  # it made the chain and left without a hello
-        assert "before saying hello" in peer.problem[1], peer.problem
-        assert not host.start(peer)
-        assert "nests folders more than 200 deep" in peer.problem[1], peer.problem
-        honest = host.add(BotSpec(name="ok", command="greedy"))
-        assert host.start(honest), honest.problem
+    try:
+        spec = BotSpec(name="nester", command=f"{sys.executable} nester.py", transport="stdio", data="data")
+        with BotHost(TC, tmp_path / "logs") as host:
+            peer = host.add(spec, cwd=tmp_path, data=tmp_path / "data")
+            assert not host.start(peer)  # it made the chain and left without a hello
+            assert "before saying hello" in peer.problem[1], peer.problem
+            assert not host.start(peer)
+            assert "nests folders more than 200 deep" in peer.problem[1], peer.problem
+            honest = host.add(BotSpec(name="ok", command="greedy"))
+            assert host.start(honest), honest.problem
+    finally:
+        remove_chain(tmp_path / "data")  # else pytest's clean-up of old folders fails on it

@@ -151,6 +151,22 @@ def _make_image(image: Path, quota: int, uid: int, gid: int, entries: int = ENTR
           "-I", str(INODE_BYTES), "-E", f"root_owner={uid}:{gid},nodiscard", str(image)])
 
 
+def _partial(key: str) -> Path:
+    """The image of a volume while the folder's files are copied in (renamed to the image when done)."""
+    return VOLUMES / f"{key}.img.part"
+
+
+def _drop_partial(key: str) -> None:
+    """Throw away a copy-in that a killed referee left half done (under the key's lock): its staging
+    mount and partial image.  The folder beneath still holds every file, so nothing is lost."""
+    part, staging = _partial(key), _paths(key)[3]
+    if not part.exists():
+        return
+    if os.path.ismount(staging):
+        _syscall("umount2", str(staging).encode(), MNT_DETACH)
+    part.unlink(missing_ok=True)
+
+
 def _mount(image: Path, target: str, fds: tuple[int, ...] = ()) -> None:
     _run(["mount", "-t", "ext4", "-o", "loop,nodev,nosuid", str(image), target], fds)
 
@@ -175,11 +191,13 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
     image, _state, _lock, staging = _paths(key)
     with _locked(key) as state:
         if not is_volume(fd, folder):
+            _drop_partial(key)
             fresh = not image.exists()
+            made = _partial(key) if fresh else image  # complete (copied in and marked) only once renamed
             if fresh:
-                _make_image(image, quota, uid, gid)
+                _make_image(made, quota, uid, gid)
             staging.mkdir(mode=0o700, exist_ok=True)
-            _mount(image, str(staging))
+            _mount(made, str(staging))
             try:
                 top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                 try:
@@ -189,6 +207,7 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
                         _copy_tree(fd, top)  # the folder's files, as they are
                         os.setxattr(top, MARK, key.encode())
                         os.setxattr(top, "trusted.arena.data", b"1")
+                        os.rename(made, image)
                     os.fchown(top, uid, gid)
                     os.fchmod(top, 0o700)
                 finally:
@@ -198,6 +217,7 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
                 with contextlib.suppress(OSError):
                     _unmount(str(staging))
                 if fresh:
+                    made.unlink(missing_ok=True)
                     image.unlink(missing_ok=True)
                 raise
             under = os.fstat(fd)
@@ -425,6 +445,12 @@ def release_orphans() -> None:
     """Copy back every volume no live process holds (the undertaker, after a ``kill -9``)."""
     if not VOLUMES.is_dir():
         return
+    for part in VOLUMES.glob("*.img.part"):  # a copy-in its referee did not live to finish
+        key = part.name.split(".", 1)[0]
+        with contextlib.suppress(OSError), _locked(key) as state:
+            _drop_partial(key)
+            if "real" not in state:
+                state["gone"] = True  # no volume was ever made over the folder: no state to keep
     for state_path in VOLUMES.glob("*.json"):
         key = state_path.stem
         with contextlib.suppress(OSError), _locked(key) as state:

@@ -171,3 +171,38 @@ def test_after_a_kill_9_of_the_referee_its_undertaker_copies_the_volume_back(tmp
     assert not data.is_mount() and volume_files(data) == []
     assert (data / "kept.txt").read_text() == "kept"
 
+
+
+@needs_volumes
+@pytest.mark.slow
+@pytest.mark.parametrize("who", ["the next referee", "the undertaker"])
+def test_a_copy_in_cut_short_by_a_kill_is_thrown_away_and_the_folder_is_whole(tmp_path, who):
+    """A referee killed while it copied a folder in left its staging mount and a partial image (attack
+    round 4: mounted later as the volume, it failed the bot's every start); the image counts only once
+    complete, so the next referee, or the undertaker, throws the partial one away."""
+    data = tmp_path / "data"
+    os.close(open_data(tmp_path))  # made by the arena, then written by the bot's earlier runs
+    (data / "kept.txt").write_text("kept")
+    key = datavolume.key_of(str(data))
+    part, staging = datavolume._partial(key), datavolume._paths(key)[3]
+    datavolume.VOLUMES.mkdir(parents=True, exist_ok=True)
+    datavolume._make_image(part, 8 << 20, 0, 0)  # as the killed referee left it: mounted, half copied
+    staging.mkdir(exist_ok=True)
+    datavolume._mount(part, str(staging))
+    (staging / "half.txt").write_text("half")
+    if who == "the undertaker":
+        datavolume.release_orphans()
+        assert not os.path.ismount(staging) and not part.exists()
+        assert not (datavolume.VOLUMES / f"{key}.json").exists()
+    fd = open_data(tmp_path)
+    try:
+        datavolume.acquire(fd, str(data), 8 << 20, 0, 0)
+    finally:
+        os.close(fd)
+    try:
+        assert data.is_mount() and sorted(os.listdir(data)) == ["kept.txt"]  # the folder's files, not the half copy
+        assert not part.exists() and not os.path.ismount(staging)
+    finally:
+        datavolume.done_with(str(data))
+        datavolume.release_mine()
+    assert not data.is_mount() and (data / "kept.txt").read_text() == "kept" and volume_files(data) == []
