@@ -81,9 +81,12 @@ def _paths(key: str) -> tuple[Path, Path, Path, Path]:
 
 
 def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot); None if it is gone, or dead and not yet
+    reaped (a zombie holds no volume: the undertaker, which runs as its referee dies, must see it so)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return None if fields[0] in (b"Z", b"X") else int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
 

@@ -206,3 +206,21 @@ def test_a_copy_in_cut_short_by_a_kill_is_thrown_away_and_the_folder_is_whole(tm
         datavolume.done_with(str(data))
         datavolume.release_mine()
     assert not data.is_mount() and (data / "kept.txt").read_text() == "kept" and volume_files(data) == []
+
+
+@pytest.mark.slow
+def test_a_holder_that_died_and_is_not_yet_reaped_holds_no_volume():
+    """A worker that died with its referee stays a zombie until reaped; its start time was once read as
+    alive, so the undertaker left the volume mounted (attack round 4, a SIGTERM of ``arena run``)."""
+    child = subprocess.Popen([sys.executable, "-c", "import os; print(os.getpid(), flush=True)"],
+                             stdout=subprocess.PIPE, text=True)
+    pid = int(child.stdout.readline())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.02)
+    try:
+        assert not datavolume._alive([pid, 0]) and datavolume._start_time(pid) is None
+        assert datavolume._alive(datavolume._me())
+    finally:
+        child.wait()
+        child.stdout.close()
