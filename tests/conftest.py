@@ -15,6 +15,7 @@ import secrets
 # this worker's processes, never a sibling worker's (which would fail its test, or kill its bots).
 os.environ["ARENA_SESSION"] = f"tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{secrets.token_hex(6)}"
 
+import signal
 from collections.abc import Iterator
 
 import psutil
@@ -34,6 +35,11 @@ from tests.helpers import (  # noqa: F401  (re-exported: test modules import the
     run_game,
 )
 from tests.tier_guard import pytest_runtest_call, pytest_runtest_makereport, pytest_runtest_setup  # noqa: F401
+
+# A suite started in the background by a shell without job control inherits SIGINT ignored, and so
+# would every arena command it starts (Python keeps an ignored SIGINT): the tests that stop one with
+# SIGINT, as a person does with Ctrl-C, would see it play on. A handler, unlike SIG_IGN, is not inherited.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 if os.environ["ARENA_SESSION"] != launch.SESSION:
     raise RuntimeError("arena.referee.launch was imported before tests/conftest.py set this process's marker")
