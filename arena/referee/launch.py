@@ -337,9 +337,9 @@ def _data_folder(data: Path, who: Any, spec: BotSpec, cwd: Path | None, hide: tu
         try:
             try:
                 identity.hand_over(fd, who, str(data))
-            except (OSError, RecursionError) as e:  # the bot's folder, not the referee, is at fault: its start fails
-                raise ValueError(f"the bot's data folder {str(data)!r} cannot be handed over to its user: "
-                                 f"{type(e).__name__}: {e}") from None
+            except RecursionError:  # a folder deeper than identity.MAX_DEPTH slipped by: the bot's start fails
+                raise ValueError(f"the bot's data folder {str(data)!r} nests folders too deep to hand over to its "
+                                 "user; remove the deep folders") from None
             if _volume(fd, data, spec, who):  # now a mount over the folder: open its root
                 os.close(fd)
                 fd = -1

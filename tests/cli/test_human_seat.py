@@ -95,11 +95,16 @@ class Pane:
         raise AssertionError(f"the screen never matched {pattern!r} after typing {self.typed}:\n{self.screen()}")
 
     def wait_for(self, ready, timeout_s: float = 30.0) -> str:
+        """The screen once ``ready`` and still the same a moment later: a screen caught while the seat
+        redraws it can show the old request under the new header (a loaded machine did)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             shown = self.screen()
             if ready(shown):
-                return shown
+                time.sleep(0.2)
+                if self.screen() == shown:
+                    return shown
+                continue
             time.sleep(0.05)
         raise AssertionError(f"the screen never got ready after typing {self.typed}:\n{self.screen()}")
 

@@ -172,7 +172,6 @@ def test_after_a_kill_9_of_the_referee_its_undertaker_copies_the_volume_back(tmp
     assert (data / "kept.txt").read_text() == "kept"
 
 
-
 @needs_volumes
 @pytest.mark.slow
 @pytest.mark.parametrize("who", ["the next referee", "the undertaker"])
