@@ -190,7 +190,11 @@ def test_a_replay_waits_for_its_deal_set(tmp_path: Path, monkeypatch: pytest.Mon
         assert raw(base, "/game/batches/000001/records/g000003.jsonl")[0] == 200
         assert raw(base, "/game/batches/000001/records/g000004.jsonl")[0] == 404
         add_game(root, 1, 5, ["bob.v2", "alice.v1"], [1, 2])
-        assert raw(base, "/game/batches/000001/records/g000004.jsonl")[0] == 200
+        # released within the snapshot's period (the journal is read again at most once a period)
+        deadline = time.monotonic() + serve.SNAPSHOT_TTL + 5.0
+        while (status := raw(base, "/game/batches/000001/records/g000004.jsonl")[0]) != 200:
+            assert status == 404 and time.monotonic() < deadline, status
+            time.sleep(0.05)
 
 
 # -- read-only, and nothing but the allow-list -------------------------------------------------------

@@ -96,16 +96,17 @@ class Snapshots:
 class Released:
     """Which records of a batch (or of the final) may be replayed: journaled, and their deal-set complete.
 
-    Read again only when the journal's size or time changes."""
+    A record released stays released (a journal only grows), so a known one costs no read; otherwise a folder's
+    journal is read again when its size or time changed, at most every ``ttl`` seconds and by one reader at a
+    time, as the snapshot is: a ladder landing games faster than a journal can be read (a busy one, or a loaded
+    machine) would otherwise read it once per link of every page."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, root: Path, ttl: float = SNAPSHOT_TTL) -> None:
+        self.root, self.ttl = root, ttl
         self.lock = threading.Lock()
-        self.seen: dict[str, tuple[tuple[int, int], set[str]]] = {}
+        self.seen: dict[str, tuple[tuple[int, int], float, frozenset[str]]] = {}
 
     def allows(self, rel: str) -> bool:
-        from arena.tournament.journal import journal_path, read
-
         folder_rel, _, record = rel.partition("/")
         if folder_rel == "batches":
             number, _, record = record.partition("/")
@@ -113,22 +114,31 @@ class Released:
         folder = self.root / folder_rel
         if folder.is_symlink() or folder.parent.is_symlink():
             return False
+        cached = self.seen.get(folder_rel)
+        if cached is not None and (record in cached[2] or time.monotonic() - cached[1] < self.ttl):
+            return record in cached[2]
+        with self.lock:
+            return record in self._read(folder_rel, folder)
+
+    def _read(self, folder_rel: str, folder: Path) -> frozenset[str]:
+        from arena.tournament.journal import journal_path, read
+
         try:
             st = journal_path(folder).stat()
         except OSError:
-            return False
+            return frozenset()
         stamp = (st.st_size, st.st_mtime_ns)
-        with self.lock:
-            cached = self.seen.get(folder_rel)
-            if cached is None or cached[0] != stamp:
-                try:
-                    entries = read(folder).entries
-                except Exception:  # noqa: BLE001 - an unreadable journal releases nothing
-                    entries = []
-                released = complete_sets(entries, seatings_per_set(folder))
-                cached = (stamp, {e.record for e in entries if e.record and (e.table, e.set) in released})
-                self.seen[folder_rel] = cached
-            return record in cached[1]
+        cached = self.seen.get(folder_rel)
+        if cached is not None and (cached[0] == stamp or time.monotonic() - cached[1] < self.ttl):
+            return cached[2]  # unchanged, or read by another reader while this one waited
+        try:
+            entries = read(folder).entries
+        except Exception:  # noqa: BLE001 - an unreadable journal releases nothing
+            entries = []
+        released = complete_sets(entries, seatings_per_set(folder))
+        names = frozenset(e.record for e in entries if e.record and (e.table, e.set) in released)
+        self.seen[folder_rel] = (stamp, time.monotonic(), names)
+        return names
 
 
 _decoder = msgspec.json.Decoder(dict[str, Any])
