@@ -125,6 +125,7 @@ def test_properties_round_trip_and_malformed_ones_are_refused():
         parse_properties(b"\x01a\x00\x00\x00\x09short")
 
 
+@pytest.mark.slow  # a few hundred generated streams: ~0.8 s of CPU alone, over the fast tier's 1 s on a loaded machine
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=4096), max_size=20), st.booleans())
 def test_fuzz_arbitrary_bytes_never_crash_nor_grow_the_buffer(chunks, after_handshake):
@@ -141,6 +142,7 @@ def test_fuzz_arbitrary_bytes_never_crash_nor_grow_the_buffer(chunks, after_hand
         assert len(z.buf) <= MAX_MESSAGE_BYTES + 9 + len(c)
 
 
+@pytest.mark.slow  # as above
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.binary(max_size=600), st.booleans()), max_size=12), st.data())
 def test_fuzz_any_framing_and_any_split_gives_the_same_messages(frames, data):
