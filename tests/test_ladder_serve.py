@@ -183,6 +183,7 @@ def test_a_replay_is_the_viewer_of_the_record(tmp_path: Path) -> None:
     assert record["header"] == json.loads(GOLDEN.read_text().splitlines()[0])
 
 
+@pytest.mark.slow  # 0.7-1.1 s of CPU or own time alone: too near the fast tier's bounds on a loaded machine
 def test_a_replay_waits_for_its_deal_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = fake_ladder(tmp_path, games=5)  # game 4 is seating 0 of table 2; its twin (game 5) is not played
     monkeypatch.setattr(serve, "seatings_per_set", lambda folder: 2)

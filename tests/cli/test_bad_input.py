@@ -105,6 +105,7 @@ def test_a_bot_program_that_is_not_executable(tmp_path: Path) -> None:
     assert arena("validate", file).exit_code == 0
 
 
+@pytest.mark.slow  # 0.7-1.1 s of CPU or own time alone: too near the fast tier's bounds on a loaded machine
 def test_a_missing_program_or_script(tmp_path: Path) -> None:
     refused_file(tmp_path, GOOD.replace('command = "greedy"', 'command = "ghost-bot-xyz --fast"'),
                  "bots[1].command", "'ghost-bot-xyz' not found", "not on PATH")

@@ -15,6 +15,7 @@ from bench.ratings_calibration import Design, coverage, los_alarms, noise_rates,
 ELO = ratings.ELO_SCALE
 
 
+@pytest.mark.slow  # 0.7-1.1 s of CPU or own time alone: too near the fast tier's bounds on a loaded machine
 def test_intervals_cover_at_their_level_in_a_balanced_round_robin() -> None:
     d = Design("balanced", tuple(np.linspace(-250, 250, 4) / ELO), round_robin(4, 2), 10)
     c = coverage(d, 150, seed=1)  # 600 intervals: standard error about 1 point
