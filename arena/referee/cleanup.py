@@ -174,7 +174,8 @@ def _start_undertaker(referee_id: str) -> None:
         undertaker = subprocess.Popen(
             [sys.executable, "-I", "-S", UNDERTAKER, REFEREE_MARKER, referee_id, folders, *groups], stdin=read_end,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-            env={})  # no marker of ours: no sweep kills it before its time
+            # No marker of ours (no sweep kills it before its time); the volumes' registry, and who we are.
+            env={"ARENA_VOLUME_DIR": str(datavolume.VOLUMES), "ARENA_UNDERTAKER_OF": ":".join(map(str, datavolume.me()))})
     except OSError:
         os.close(write_end)  # no undertaker: the subreaper and PR_SET_PDEATHSIG still stand
     else:

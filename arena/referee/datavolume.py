@@ -8,11 +8,15 @@ watcher polls.  The folder's files are copied into the image when the first refe
 back (replacing what the folder held) when the last one lets it go, so between runs the folder
 holds plain files as before.
 
-The machine's registry (``VOLUMES``, root's alone) holds, per folder, the image, a lock and the
-referees that hold it (pid and start time, so a dead or reused pid is told apart).  A referee lets
+The machine's registry (``VOLUMES``, root's alone; its state files carry ``FORMAT``) holds, per
+folder, the image, a lock and the referees that hold it (pid and start time, so a dead or reused
+pid is told apart); a folder's lock file goes with its state once the folder is plain again.  A referee lets
 its volumes go at exit (``release_mine``); after a ``kill -9`` its undertaker does
 (``release_orphans``); a run that finds an image left by a machine that went down mounts it again,
-so nothing the bot wrote is lost.  Elsewhere (not root, no loop device, ``ARENA_DATA_VOLUMES=0``)
+so nothing the bot wrote is lost.  A copy walks the folder holding descriptors of the folder it is
+in only (the way back up is ``..``, checked by inode) and stops past ``NAMES`` names, hard links'
+names included: a volume that holds more is not copied back but stays, for the bot's next run to
+mount again and the organiser to see.  Elsewhere (not root, no loop device, ``ARENA_DATA_VOLUMES=0``)
 the limits watcher measures the folder instead (``limits_watch``).
 
 Only the standard library is imported: the undertaker (run with ``-I -S``) imports this file.
@@ -39,9 +43,12 @@ from pathlib import Path
 VOLUMES = Path(os.environ.get("ARENA_VOLUME_DIR", "/var/lib/arena/volumes"))
 MARK = "trusted.arena.volume"  # on a volume's root: which folder it is for (no bot can set trusted.*)
 ENTRIES = 10_000  # files and folders a data folder may hold (as limits_watch.DATA_ENTRIES)
+NAMES = 2 * ENTRIES  # names a copy walks at most: the files (mkfs rounds the inode cap up) and as many hard links
+FORMAT = 1  # of a state file: a registry written in another format is left alone, not misread
 INODE_BYTES = 256
 CHUNK = 1 << 20  # bytes copied at a time
-BUSY_S = 3.0  # how long an unmount waits for the kernel to let go of the mount
+BUSY_S = 3.0  # how long an unmount waits for the kernel to let go of the mount (then it is detached)
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def enabled() -> bool:
@@ -91,35 +98,61 @@ def _start_time(pid: int) -> int | None:
         return None
 
 
-def _me() -> list[int]:
+def me() -> list[int]:
+    """This process as a holder: its pid and start time."""
     return [os.getpid(), _start_time(os.getpid()) or 0]
 
 
-def _alive(holder: list[int]) -> bool:
+def alive(holder: list[int]) -> bool:
     return _start_time(holder[0]) == holder[1]
 
 
+def _lock(lock_path: Path, wait: bool) -> int:
+    """A descriptor holding the lock file at ``lock_path`` (BlockingIOError if busy and not ``wait``).
+    The file is removed by the holder that ends a folder's state, so a lock taken on a file that
+    is no longer at the path is let go and taken again on the one that is."""
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                    return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _save(state_path: Path, state: dict) -> None:
+    tmp = state_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**state, "format": FORMAT}))
+    os.replace(tmp, state_path)
+
+
 @contextlib.contextmanager
-def _locked(key: str) -> Iterator[dict]:
-    """The folder's state under its lock (written back when the block ends)."""
+def _locked(key: str, wait: bool = True) -> Iterator[dict]:
+    """The folder's state under its lock (written back when the block ends; the state and the lock
+    file removed once the folder is plain again).  OSError for a state in another ``FORMAT``."""
     VOLUMES.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(VOLUMES, 0o700)
     _image, state_path, lock_path, _mnt = _paths(key)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = _lock(lock_path, wait)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             state = json.loads(state_path.read_text())
         except (OSError, ValueError):
             state = {}
-        state["holders"] = [h for h in state.get("holders", []) if _alive(h)]
+        if state.get("format", FORMAT) != FORMAT:
+            raise OSError(f"{state_path} is in the volume registry's format {state['format']!r}; this arena "
+                          f"reads format {FORMAT} only (finish the runs of the arena that wrote it)")
+        state["holders"] = [h for h in state.get("holders", []) if alive(h)]
         yield state
         if state.get("gone"):
             state_path.unlink(missing_ok=True)
+            lock_path.unlink(missing_ok=True)
         else:
-            tmp = state_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(state))
-            os.replace(tmp, state_path)
+            _save(state_path, state)
     finally:
         os.close(fd)
 
@@ -175,6 +208,8 @@ def _mount(image: Path, target: str, fds: tuple[int, ...] = ()) -> None:
 
 
 def _unmount(target: str) -> None:
+    """Unmount ``target``; one the kernel still finds busy after ``BUSY_S`` is detached (freed as its
+    last user lets go), so no failed step leaves a mount behind."""
     deadline = time.monotonic() + BUSY_S
     while True:
         try:
@@ -182,7 +217,8 @@ def _unmount(target: str) -> None:
             return
         except OSError:
             if time.monotonic() > deadline:
-                raise
+                _syscall("umount2", target.encode(), MNT_DETACH)
+                return
             time.sleep(0.05)
 
 
@@ -191,7 +227,7 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
     its volume of ``quota`` bytes, held by this process until ``release_mine`` (OSError when the
     machine refuses a step: the caller falls back to the watcher)."""
     key = key_of(folder)
-    image, _state, _lock, staging = _paths(key)
+    image, state_path, _lockfile, staging = _paths(key)
     with _locked(key) as state:
         if not is_volume(fd, folder):
             _drop_partial(key)
@@ -215,6 +251,11 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
                     os.fchmod(top, 0o700)
                 finally:
                     os.close(top)
+                # Saved before the move: a referee killed right after it leaves a volume its undertaker knows.
+                under = os.fstat(fd)
+                state.update(folder=os.path.abspath(folder), real=os.readlink(f"/proc/self/fd/{fd}"),
+                             dev=under.st_dev, ino=under.st_ino)
+                _save(state_path, state)
                 _syscall("mount", str(staging).encode(), f"/proc/self/fd/{fd}".encode(), None, MS_MOVE, None)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -223,11 +264,8 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
                     made.unlink(missing_ok=True)
                     image.unlink(missing_ok=True)
                 raise
-            under = os.fstat(fd)
-            state.update(folder=os.path.abspath(folder), real=os.readlink(f"/proc/self/fd/{fd}"),
-                         dev=under.st_dev, ino=under.st_ino)
-        if _me() not in state["holders"]:
-            state["holders"].append(_me())
+        if me() not in state["holders"]:
+            state["holders"].append(me())
     _held.add(key)
 
 
@@ -256,7 +294,8 @@ def done_with(folder: str) -> None:
 
 
 def _not_copied(e: OSError) -> None:
-    print(f"arena: a data folder's volume could not be copied back ({e}); the next run does it", file=sys.stderr)
+    print(f"arena: a data folder's volume could not be copied back ({e}); it stays, and the bot's next run "
+          "mounts it again", file=sys.stderr)
 
 
 def _copy_back(key: str, state: dict) -> None:
@@ -264,8 +303,8 @@ def _copy_back(key: str, state: dict) -> None:
     and remove the image: the folder is plain again.  The folder is found by descriptors, each name
     of its real path opened without following a link, and must be the very folder the volume was
     made over (device and inode): a path swapped for a link meanwhile gets nothing, and the image
-    stays for the organiser (OSError says so)."""
-    image, _state, _lock, staging = _paths(key)
+    stays for the organiser (OSError says so), as does a volume holding more than ``NAMES`` names."""
+    image, _state, _lockfile, staging = _paths(key)
     if state.get("real"):
         fd = _walk(state["real"])
         try:
@@ -281,9 +320,13 @@ def _copy_back(key: str, state: dict) -> None:
                 staging.mkdir(mode=0o700, exist_ok=True)
                 _mount(image, str(staging))
                 try:
-                    _empty(fd)
                     top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                     try:
+                        try:
+                            _copy_tree(top, None)  # counted first: the folder is not touched for a volume over the cap
+                        except OSError as e:
+                            raise OSError(f"{state['folder']}: {e.strerror or e}; its volume stays at {image}") from e
+                        _empty(fd)
                         _copy_tree(top, fd)
                     finally:
                         os.close(top)
@@ -301,11 +344,10 @@ def _copy_back(key: str, state: dict) -> None:
 def _walk(real: str) -> int:
     """A descriptor of the folder at the absolute path ``real``, each name opened without following
     a link (mounts on the way are crossed: a volume over the folder is what it opens)."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/", flags)
+    fd = os.open("/", DIR_FLAGS)
     try:
         for name in [n for n in real.split("/") if n]:
-            child = os.open(name, flags, dir_fd=fd)
+            child = os.open(name, DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
     except BaseException:
@@ -325,53 +367,118 @@ def _syscall(name: str, *args: object) -> None:
         raise OSError(err, f"{name}: {os.strerror(err)}")
 
 
-def _copy_tree(src: int, dst: int) -> None:
-    """Copy what the folder open as ``src`` holds into the empty folder open as ``dst``, by
-    descriptors (so no depth is too deep), never following a link: folders, regular files (their
-    holes kept, so a sparse file costs the host no more than the volume), links as links, named
-    pipes; owners, modes and times kept; a file's second name made a hard link again, never a
-    second copy.  Sockets and devices are left out (a bot can make no device; a socket is dead)."""
-    linked: dict[tuple[int, int], int] = {}  # a multiply-linked file's first copy, open
-    stack = [(os.dup(src), os.dup(dst))]
+def _copy_tree(src: int, dst: int | None, names: int = NAMES) -> int:
+    """Copy what the folder open as ``src`` holds into the empty folder open as ``dst`` (None: only
+    count), by descriptors (so no depth is too deep), never following a link: folders, regular files
+    (their holes kept, so a sparse file costs the host no more than the volume), links as links, named
+    pipes; owners, modes and times kept; a file's second name made a hard link again, never a second
+    copy.  Sockets and devices are left out (a bot can make no device; a socket is dead).  It holds
+    descriptors only for the folder it is in (and a multiply-linked file until its last name): the
+    way back up is ``..``, checked by inode.  Returns the names met; OSError past ``names``."""
+    here = _Place(src, dst)
+    above: list[tuple[list[str], tuple[tuple[int, int], ...]]] = []  # per folder above: its folders left, its inodes
+    linked: dict[tuple[int, int], list[int]] = {}  # a multiply-linked file: its first copy (open), names left
+    met = 0
     try:
-        while stack:
-            s_dir, d_dir = stack.pop()
-            try:
-                for entry in os.scandir(s_dir):
-                    name, st = entry.name, entry.stat(follow_symlinks=False)
-                    kind = stat.S_IFMT(st.st_mode)
-                    if kind == stat.S_IFDIR:
-                        os.mkdir(name, 0o700, dir_fd=d_dir)
-                        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-                        child = (os.open(name, flags, dir_fd=s_dir), os.open(name, flags, dir_fd=d_dir))
-                        stack.append(child)
-                        _keep(child[1], None, st)
-                    elif kind == stat.S_IFREG:
-                        first = linked.get((st.st_dev, st.st_ino))
-                        if first is not None:
-                            os.link(f"/proc/self/fd/{first}", name, dst_dir_fd=d_dir, follow_symlinks=True)
-                            continue
-                        out = _copy_file(s_dir, d_dir, name)
-                        _keep(out, None, st)
-                        if st.st_nlink > 1:
-                            linked[(st.st_dev, st.st_ino)] = out
-                        else:
-                            os.close(out)
-                    elif kind == stat.S_IFLNK:
-                        os.symlink(os.readlink(name, dir_fd=s_dir), name, dir_fd=d_dir)
-                        _keep(d_dir, name, st)
-                    elif kind == stat.S_IFIFO:
-                        os.mkfifo(name, 0o600, dir_fd=d_dir)
-                        _keep(d_dir, name, st)
-            finally:
-                os.close(s_dir)
-                os.close(d_dir)
+        pending: list[str] | None = None
+        while True:
+            if pending is None:
+                pending, met = _copy_entries(here, linked, met, names)
+            if pending:
+                name = pending.pop()
+                above.append((pending, here.inodes()))
+                here.step(name)
+                pending = None
+            elif above:
+                pending, inodes = above.pop()
+                here.step("..")
+                if here.inodes() != inodes:
+                    raise OSError(errno.ESTALE, "a folder changed while it was copied")
+            else:
+                return met
     finally:
-        for s_dir, d_dir in stack:
-            os.close(s_dir)
-            os.close(d_dir)
-        for out in linked.values():
+        here.close()
+        for out, _left in linked.values():
             os.close(out)
+
+
+class _Place:
+    """The folder a copy is in: open in the source, and in the destination unless only counting."""
+
+    def __init__(self, src: int, dst: int | None) -> None:
+        self.fds = [os.dup(src)] + ([] if dst is None else [os.dup(dst)])
+
+    @property
+    def src(self) -> int:
+        return self.fds[0]
+
+    @property
+    def dst(self) -> int | None:
+        return self.fds[1] if len(self.fds) > 1 else None
+
+    def inodes(self) -> tuple[tuple[int, int], ...]:
+        return tuple((st.st_dev, st.st_ino) for st in map(os.fstat, self.fds))
+
+    def step(self, name: str) -> None:
+        """Go into the folder ``name`` (or up, with ``..``) on both sides."""
+        new: list[int] = []
+        try:
+            for fd in self.fds:
+                new.append(os.open(name, DIR_FLAGS, dir_fd=fd))
+        except BaseException:
+            for fd in new:
+                os.close(fd)
+            raise
+        self.close()
+        self.fds = new
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+
+def _copy_entries(here: _Place, linked: dict[tuple[int, int], list[int]], met: int, names: int) -> tuple[list[str], int]:
+    """Copy the entries of the folder ``here`` but its folders, which are made empty and returned
+    (to be copied in turn); with the names met so far."""
+    folders: list[str] = []
+    s_dir, d_dir = here.src, here.dst
+    with os.scandir(s_dir) as entries:
+        for entry in entries:
+            met += 1
+            if met > names:
+                raise OSError(errno.EMLINK, f"it holds more than {names} names (files, folders, links and "
+                              "each name of a hard-linked file)")
+            name, st = entry.name, entry.stat(follow_symlinks=False)
+            kind = stat.S_IFMT(st.st_mode)
+            if kind == stat.S_IFDIR:
+                folders.append(name)
+                if d_dir is not None:
+                    os.mkdir(name, 0o700, dir_fd=d_dir)
+                    _keep(d_dir, name, st)
+            elif d_dir is None:
+                continue
+            elif kind == stat.S_IFREG:
+                first = linked.get((st.st_dev, st.st_ino))
+                if first is not None:
+                    os.link(f"/proc/self/fd/{first[0]}", name, dst_dir_fd=d_dir, follow_symlinks=True)
+                    first[1] -= 1
+                    if first[1] <= 0:
+                        os.close(linked.pop((st.st_dev, st.st_ino))[0])
+                    continue
+                out = _copy_file(s_dir, d_dir, name)
+                _keep(out, None, st)
+                if st.st_nlink > 1:
+                    linked[(st.st_dev, st.st_ino)] = [out, st.st_nlink - 1]
+                else:
+                    os.close(out)
+            elif kind == stat.S_IFLNK:
+                os.symlink(os.readlink(name, dir_fd=s_dir), name, dir_fd=d_dir)
+                _keep(d_dir, name, st)
+            elif kind == stat.S_IFIFO:
+                os.mkfifo(name, 0o600, dir_fd=d_dir)
+                _keep(d_dir, name, st)
+    return folders, met
 
 
 def _copy_file(s_dir: int, d_dir: int, name: str) -> int:
@@ -418,18 +525,37 @@ def _keep(fd: int, name: str | None, st: os.stat_result) -> None:
 
 def _empty(fd: int) -> None:
     """Remove everything in the folder open as ``fd`` (a partial copy of an earlier interrupted
-    copy-back), links removed, never followed."""
-    for entry in os.scandir(fd):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.name, dir_fd=fd)
-        else:
-            os.unlink(entry.name, dir_fd=fd)
+    copy-back), links removed, never followed, holding only the folder it is in (as ``_copy_tree``)."""
+    here = _Place(fd, None)
+    down: list[tuple[str, tuple[tuple[int, int], ...]]] = []  # the folders entered: name, the inode above
+    try:
+        while True:
+            below = None
+            with os.scandir(here.src) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        below = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=here.src)
+            if below is not None:
+                down.append((below, here.inodes()))
+                here.step(below)
+            elif down:
+                name, inodes = down.pop()
+                here.step("..")
+                if here.inodes() != inodes:
+                    raise OSError(errno.ESTALE, "a folder changed while it was emptied")
+                os.rmdir(name, dir_fd=here.src)
+            else:
+                return
+    finally:
+        here.close()
 
 
 def release(key: str) -> None:
     """This process lets the volume go; the last holder copies it back."""
     with _locked(key) as state:
-        state["holders"] = [h for h in state["holders"] if h != _me()]
+        state["holders"] = [h for h in state["holders"] if h != me()]
         if not state["holders"] and not state.get("gone"):
             _copy_back(key, state)
     _held.discard(key)
@@ -445,18 +571,20 @@ def release_mine() -> None:
 
 
 def release_orphans() -> None:
-    """Copy back every volume no live process holds (the undertaker, after a ``kill -9``)."""
+    """Copy back every volume no live process holds (the undertaker, after a ``kill -9``).  A folder
+    whose lock is taken is skipped: its holder (a referee taking or letting go of it, or another
+    undertaker) sees to it, and no undertaker queues behind another's long copy."""
     if not VOLUMES.is_dir():
         return
     for part in VOLUMES.glob("*.img.part"):  # a copy-in its referee did not live to finish
         key = part.name.split(".", 1)[0]
-        with contextlib.suppress(OSError), _locked(key) as state:
+        with contextlib.suppress(OSError), _locked(key, wait=False) as state:
             _drop_partial(key)
             if "real" not in state:
                 state["gone"] = True  # no volume was ever made over the folder: no state to keep
     for state_path in VOLUMES.glob("*.json"):
         key = state_path.stem
-        with contextlib.suppress(OSError), _locked(key) as state:
+        with contextlib.suppress(OSError), _locked(key, wait=False) as state:
             if not state["holders"] and not state.get("gone"):
                 _copy_back(key, state)
 

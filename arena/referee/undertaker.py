@@ -16,12 +16,14 @@ removes the folders whose path starts with ``PREFIX`` (the referee's private
 folders for gates' sockets, named after its marker).  Each ``GROUP`` is what
 the referee's compartments' cgroup folders of one hierarchy start with
 (``arena/referee/cgroups.py``): every process still in one is killed (also one
-that dropped the marker), then the groups are removed.  Last, the data folders'
-volumes no live referee holds are copied back (``datavolume.release_orphans``).
+that dropped the marker), then the groups are removed.  Last, once the referee is dead to
+the kernel, the data folders' volumes no live referee holds are copied back
+(``datavolume.release_orphans``, in the registry ``ARENA_VOLUME_DIR`` names).
 
 Only the standard library is imported, so it starts in milliseconds.
 
-Usage: ``python undertaker.py KEY VALUE PREFIX [GROUP ...]``
+Usage: ``python undertaker.py KEY VALUE PREFIX [GROUP ...]``, with ``ARENA_UNDERTAKER_OF=PID:START``
+(the referee) and ``ARENA_VOLUME_DIR`` in its environment.
 """
 
 from __future__ import annotations
@@ -105,10 +107,15 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(folder, ignore_errors=True)
     removed = remove_groups(groups, time.monotonic() + GIVE_UP_S)
     # The data folders' volumes that no live referee holds are copied back (a sibling file: this
-    # one runs as a script, so it is imported by its folder).
+    # one runs as a script, so it is imported by its folder).  The referee's pipe closes as it
+    # exits, a moment before the kernel has it dead: until then it would still count as a holder.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import datavolume  # type: ignore[import-not-found]
 
+    referee = [int(x) for x in os.environ.get("ARENA_UNDERTAKER_OF", "0:0").split(":")]
+    deadline = time.monotonic() + GIVE_UP_S
+    while datavolume.alive(referee) and time.monotonic() < deadline:
+        time.sleep(0.01)
     datavolume.release_orphans()
     return 1 if pids or not removed else 0
 

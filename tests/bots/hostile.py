@@ -24,6 +24,8 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
   memfd_hog     at its 2nd request holds 300 MiB in a memfd (memory no process maps)
   sock_hog      at its 2nd request holds 300 MiB in unread socket buffers
   data_fill     at its 2nd request writes 2 GiB into $ARENA_DATA, 64 MiB a file, going on past errors
+  data_names    at its 2nd request gives one file in $ARENA_DATA 30,000 more names (hard links) and says
+                on stderr how many it made ("names N")
   fork_burst    at its 2nd request forks up to 200 sleeping children as fast as it can and says on
                 stderr how many it got ("forked N"), then replies
   junk          at every request first sends 40 messages of 1 MiB that answer nothing asked (stale and
@@ -132,6 +134,21 @@ def fill_data(mib: int) -> None:
                     f.write(chunk)
         except OSError:
             continue
+
+
+def many_names(count: int) -> int:
+    """Give one file of the data folder ``count`` more names (hard links: no inode each); how many were made."""
+    folder = os.environ["ARENA_DATA"]
+    with open(os.path.join(folder, "one.txt"), "w") as f:
+        f.write("one")
+    made = 0
+    try:
+        for i in range(count):
+            os.link(os.path.join(folder, "one.txt"), os.path.join(folder, f"n{i}"))
+            made += 1
+    except OSError:
+        pass
+    return made
 
 
 def junk_burst(sock, msg: dict, reply: bytes) -> bytes:
@@ -381,6 +398,8 @@ def main() -> int:
         if mode == "data_fill" and requests == 2:
             fill_data(2048)
             time.sleep(1)
+        if mode == "data_names" and requests == 2:
+            print(f"names {many_names(30_000)}", file=sys.stderr, flush=True)
         if mode == "kill_at_request":
             child = burner()  # burns while this bot decides (charged) and on, until the next request
             time.sleep(0.3)

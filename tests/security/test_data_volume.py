@@ -2,7 +2,8 @@
 bot wrote outlives the run as plain files, the copy back costs the host no more than the volume
 held and follows no link, a volume shared by two hosts stays until the last lets it go, an image
 left by a machine that went down is mounted again, and a referee killed with SIGKILL has its
-volume copied back by its undertaker."""
+volume copied back by its undertaker; a copy holds descriptors for the folder it is in only and stops
+past the names a folder may hold (attack round 4), and the registry's lock files go with their state."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,8 +20,8 @@ import pytest
 
 from arena.referee import datafolder, datavolume
 from arena.settings import Limits, TimeControl
-from tests.conftest import ROOT
-from tests.helpers import data_volumes, deep_folder, kill_9
+from tests.conftest import ROOT, hostile
+from tests.helpers import data_volumes, deep_folder, kill_9, remove_chain
 
 needs_volumes = pytest.mark.skipif(not data_volumes(), reason="data folders are volumes only as root with loop "
                                    "devices and mkfs.ext4 (the watcher's tests cover the rest)")
@@ -77,8 +79,8 @@ def play_diarist(tmp_path: Path, data: Path, seed: int) -> str:
     return "".join(p.read_text() for p in (tmp_path / f"run{seed}" / "logs").rglob("s0*.log"))
 
 
-def volume_files(data: Path) -> list[Path]:
-    return list(datavolume.VOLUMES.glob(f"{datavolume.key_of(str(data))}.*[!k]"))  # all but the lock
+def volume_files(data: Path, registry: Path | None = None) -> list[Path]:
+    return list((registry or datavolume.VOLUMES).glob(f"{datavolume.key_of(str(data))}.*"))
 
 
 @needs_volumes
@@ -133,11 +135,13 @@ def test_a_volume_two_hosts_hold_stays_until_the_last_lets_it_go_and_an_image_le
 
 
 # A stand-in referee: launches a sandboxed bot that writes into its data folder and sleeps, says
-# so once the file is on the volume, and waits to be killed.
+# so once the file is on the volume, and waits to be killed; with "early", it closes its undertaker's
+# pipe and lives on a second (as a referee's exit does, a moment: the pipe closes before the kernel
+# has it dead), then exits skipping its clean-up.
 REFEREE = r"""
 import os, shlex, sys, time
 from pathlib import Path
-from arena.referee import launch
+from arena.referee import cleanup, launch
 from arena.settings import BotSpec, Limits
 
 data = Path(sys.argv[1]) / "data"
@@ -149,6 +153,10 @@ deadline = time.monotonic() + 20
 while not (data / "kept.txt").exists() and time.monotonic() < deadline:
     time.sleep(0.02)
 print("written" if data.is_mount() else "not a volume", flush=True)
+if sys.argv[2] == "early":
+    os.close(cleanup._undertaker[0][1])
+    time.sleep(1)
+    os._exit(0)
 time.sleep(600)
 """
 
@@ -156,19 +164,26 @@ time.sleep(600)
 @needs_volumes
 @pytest.mark.slow
 @pytest.mark.usefixtures("no_leaks")
-def test_after_a_kill_9_of_the_referee_its_undertaker_copies_the_volume_back(tmp_path):
-    referee = subprocess.Popen([sys.executable, "-c", REFEREE, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True, cwd=ROOT)
+@pytest.mark.parametrize("end", ["kill -9", "early"])
+def test_after_a_kill_9_of_the_referee_its_undertaker_copies_the_volume_back(tmp_path, end):
+    """In the registry the referee was given (attack round 4: the undertaker ignored ARENA_VOLUME_DIR),
+    and only once the referee is dead ("early": it once looked alive to its undertaker, which left the
+    volume mounted, as after a SIGTERM of ``arena run``)."""
+    registry = tmp_path / "registry"
+    referee = subprocess.Popen([sys.executable, "-c", REFEREE, str(tmp_path), end], stdout=subprocess.PIPE, text=True,
+                               start_new_session=True, cwd=ROOT, env={**os.environ, "ARENA_VOLUME_DIR": str(registry)})
     try:
         assert referee.stdout is not None
         assert referee.stdout.readline().strip() == "written"
+        if end == "early":
+            referee.wait(20)
     finally:
         kill_9(referee)
     data = tmp_path / "data"
     deadline = time.monotonic() + 20
-    while (data.is_mount() or volume_files(data)) and time.monotonic() < deadline:
+    while (data.is_mount() or volume_files(data, registry)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not data.is_mount() and volume_files(data) == []
+    assert not data.is_mount() and volume_files(data, registry) == [] and volume_files(data) == []
     assert (data / "kept.txt").read_text() == "kept"
 
 
@@ -218,8 +233,168 @@ def test_a_holder_that_died_and_is_not_yet_reaped_holds_no_volume():
     while time.monotonic() < deadline and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         time.sleep(0.02)
     try:
-        assert not datavolume._alive([pid, 0]) and datavolume._start_time(pid) is None
-        assert datavolume._alive(datavolume._me())
+        assert not datavolume.alive([pid, 0]) and datavolume._start_time(pid) is None
+        assert datavolume.alive(datavolume.me())
     finally:
         child.wait()
         child.stdout.close()
+
+
+@needs_volumes
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaks")
+def test_a_bot_that_makes_more_names_than_its_folder_may_hold_keeps_its_volume_and_the_folder_is_untouched(
+        tmp_path, capfd):
+    """Hard links are names without inodes (attack round 4: 2.8 million of them made each copy-back a
+    9-minute walk charged to nobody).  A copy stops past NAMES names, so the copy-back is refused at
+    once: the folder keeps what it held, the volume stays and the bot's next run mounts it again."""
+    from arena.referee import identity
+    from tests.security.test_kernel_limits import failures_of, play
+
+    data = tmp_path / "data0"
+    os.close(datafolder.open_folder(tmp_path, ["data0"]))
+    (data / "earlier.txt").write_text("earlier")  # as a seat's user left it (the organiser's files are never handed over)
+    os.chown(data / "earlier.txt", identity.RANGE[0], identity.RANGE[0])
+    result = play(tmp_path / "run", [hostile("data_names"), "greedy"], seed=71, tc=TC,
+                  limits={0: Limits(data_mb=16)}, data={0: data})
+    log = "".join(p.read_text() for p in (tmp_path / "run" / "logs").rglob("s0*.log"))
+    assert "names 30000" in log, log  # no inode cap stops names
+    assert not failures_of(result, 1)
+    image = datavolume._paths(datavolume.key_of(str(data)))[0]
+    said = capfd.readouterr().err
+    assert f"more than {datavolume.NAMES} names" in said and str(image) in said, said
+    assert not data.is_mount() and sorted(os.listdir(data)) == ["earlier.txt"] and image.exists()
+    datavolume.use(str(data))
+    fd = datafolder.open_folder(tmp_path, ["data0"])
+    try:
+        datavolume.acquire(fd, str(data), 16 << 20, 0, 0)
+    finally:
+        os.close(fd)
+    try:
+        assert len(os.listdir(data)) == 30_002  # earlier.txt, one.txt and its 30,000 more names, back
+        for i in range(30_000):
+            os.unlink(data / f"n{i}")
+    finally:
+        datavolume.done_with(str(data))
+    assert not data.is_mount() and sorted(os.listdir(data)) == ["earlier.txt", "one.txt"] and volume_files(data) == []
+
+
+def test_a_copy_counts_every_name_and_stops_past_its_cap(tmp_path):
+    (tmp_path / "one").write_text("1")
+    for i in range(99):
+        os.link(tmp_path / "one", tmp_path / f"n{i}")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert datavolume._copy_tree(fd, None, names=100) == 100
+        os.link(tmp_path / "one", tmp_path / "n99")
+        with pytest.raises(OSError, match="more than 100 names"):
+            datavolume._copy_tree(fd, None, names=100)
+    finally:
+        os.close(fd)
+
+
+# Copies and empties a tree of 2,000 sibling folders and a chain 1,500 deep with 64 descriptors at most
+# (attack round 4: two descriptors per pending folder failed the copy-back part-way).
+FEW_DESCRIPTORS = r"""
+import os, resource, sys
+from arena.referee import datavolume
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+src, dst = (os.open(p, os.O_RDONLY) for p in sys.argv[1:3])
+print(datavolume._copy_tree(src, dst), flush=True)
+datavolume._empty(src)
+print(len(os.listdir(sys.argv[1])), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_the_copy_and_the_emptying_hold_descriptors_for_the_folder_they_are_in_only(tmp_path):
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    dst.mkdir()
+    try:
+        for i in range(2000):
+            (src / f"s{i}").mkdir()
+            (src / f"s{i}" / "f").write_text(str(i))
+        for i in range(20):  # two names each, far apart: the first copy stays open until the second
+            os.link(src / f"s{i}" / "f", src / f"s{1999 - i}" / f"g{i}")
+        fd = os.open(src, os.O_RDONLY)
+        for _ in range(1500):
+            os.mkdir("n", dir_fd=fd)
+            inner = os.open("n", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(fd)
+        done = subprocess.run([sys.executable, "-c", FEW_DESCRIPTORS, str(src), str(dst)], capture_output=True,
+                              text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [str(2000 * 2 + 20 + 1500), "0"]
+        assert len(list(dst.glob("s*/f"))) == 2000
+        assert (dst / "s1999" / "g0").stat().st_ino == (dst / "s0" / "f").stat().st_ino
+        fd = os.open(dst, os.O_RDONLY)
+        for _ in range(1500):
+            inner = os.open("n", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        assert os.listdir(fd) == []
+        os.close(fd)
+    finally:
+        remove_chain(src)
+        remove_chain(dst)
+
+
+def test_the_registry_removes_a_lock_file_with_its_state_and_the_lock_still_excludes(tmp_path, monkeypatch):
+    """A lock file removed while another waits on it: the waiter takes the lock again on the file at
+    the path, so no two are ever inside at once (attack round 4: the lock files were never removed)."""
+    monkeypatch.setattr(datavolume, "VOLUMES", tmp_path / "registry")
+    inside, overlaps = [0], []
+
+    def worker() -> None:
+        for i in range(60):
+            with datavolume._locked("k") as state:
+                inside[0] += 1
+                if inside[0] != 1:
+                    overlaps.append(inside[0])
+                time.sleep(0.0005)
+                state["gone"] = i % 2 == 0
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert overlaps == []
+    with datavolume._locked("k") as state:
+        state["gone"] = True
+    assert list((tmp_path / "registry").iterdir()) == []
+    with datavolume._locked("k") as state:
+        state["n"] = 1
+    saved = json.loads((tmp_path / "registry" / "k.json").read_text())
+    assert saved["format"] == datavolume.FORMAT and saved["n"] == 1
+
+
+def test_a_state_in_another_registry_format_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(datavolume, "VOLUMES", tmp_path / "registry")
+    (tmp_path / "registry").mkdir()
+    state = tmp_path / "registry" / "k.json"
+    state.write_text(json.dumps({"format": 2, "holders": [], "real": "/nowhere"}))
+    locked = datavolume._locked("k")
+    with pytest.raises(OSError, match=r"k.json is in the volume registry's format 2; this arena reads format 1"):
+        locked.__enter__()
+    datavolume.release_orphans()
+    assert json.loads(state.read_text())["format"] == 2
+
+
+def test_the_undertaker_skips_a_folder_whose_lock_is_taken(tmp_path, monkeypatch):
+    """Its holder sees to it: no undertaker queues behind another's long copy (attack round 4)."""
+    monkeypatch.setattr(datavolume, "VOLUMES", tmp_path / "registry")
+    with datavolume._locked("k") as state:
+        state["n"] = 1  # no holder, no volume made: the undertaker ends it
+    fd = datavolume._lock(datavolume._paths("k")[2], wait=True)
+    try:
+        datavolume.release_orphans()
+        assert (tmp_path / "registry" / "k.json").exists()
+    finally:
+        os.close(fd)
+    datavolume.release_orphans()
+    assert list((tmp_path / "registry").iterdir()) == []
