@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.tournament import ratings, standings
+from arena.tournament import ratings, standings_stats
 from arena.tournament.journal import JournalEntry
 
 
@@ -191,7 +191,7 @@ def los_alarms(d: Design, reps: int, seed: int) -> dict[str, float]:
     for _ in range(reps):
         entries = simulate(d, rng)
         sums, w, lo = set_sums(entries, "b00", "b01")
-        new += (standings.los(sums) or 0.0) >= 0.95
+        new += (standings_stats.los(sums) or 0.0) >= 0.95
         old += (old_los(w, lo) or 0.0) >= 0.95
     return {"los_alarm": new / reps, "old_los_alarm": old / reps}
 
@@ -205,7 +205,7 @@ def noise_rates(gap_elo: float, deal_sets: int, reps: int, seed: int) -> dict[st
     for _ in range(reps):
         f = ratings.rating_fit(simulate(d, rng), names(4))
         upper, lower = ("b00", "b01") if f.ratings["b00"].rating >= f.ratings["b01"].rating else ("b01", "b00")
-        noise += standings.within_noise(f, upper, lower)
+        noise += standings_stats.within_noise(f, upper, lower)
         hi, lo = f.ratings[upper], f.ratings[lower]
         overlap += (lo.high or math.inf) >= (hi.low or -math.inf)  # the old rule: the 95% intervals overlap
     return {"noise_rate": noise / reps, "overlap_rate": overlap / reps}
@@ -233,7 +233,7 @@ def main() -> None:
         a = los_alarms(d, reps, seed=200 + i)
         out[d.name] = a
         print(f"{d.name:46} {100 * a['los_alarm']:12.1f}% {100 * a['old_los_alarm']:11.1f}%")
-    print(f"\nThe noise note ({standings.NOISE_TEST}), heads-up 4-bot round robin ({reps} runs each)")
+    print(f"\nThe noise note ({standings_stats.NOISE_TEST}), heads-up 4-bot round robin ({reps} runs each)")
     print(f"{'true gap of the pair':46} {'deal-sets':>9} {'called noise':>13} {'old: overlap':>13}")
     for gap, sets in ((0.0, 10), (69.0, 10), (69.0, 40), (150.0, 10)):
         n = noise_rates(gap, sets, reps, seed=300 + int(gap) + sets)

@@ -5,7 +5,7 @@ deal-set whose games share the seats' luck) are played by a uniform round robin 
 of tables ``max_tables`` plays) and by the adaptive ``top = K`` league (its schedule depends on the
 results so far: where a posterior's calibration can fail), and stopped at several budgets.  At each
 stop every bot's printed chance of being in the top K is computed by the code that prints the
-column (``standings.top_chances`` of the league fit of all the games), and paired with the truth
+column (``standings_stats.top_chances`` of the league fit of all the games), and paired with the truth
 (is it in the true top K?).
 
 Reported: a reliability table (bins of the printed chance: how many bots, their mean printed chance,
@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from arena.tournament import ratings  # noqa: E402
 from arena.tournament.matchmaking import league_round  # noqa: E402
 from arena.tournament.schedule import balanced_subset  # noqa: E402
-from arena.tournament.standings import top_chances  # noqa: E402
+from arena.tournament.standings_stats import top_chances  # noqa: E402
 from bench.league_sim import Field  # noqa: E402
 
 BINS = (0.0, 0.01, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 0.99, 1.0)

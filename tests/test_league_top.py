@@ -13,7 +13,8 @@ from arena.tournament import league_objective as lo
 from arena.tournament import schedule
 from arena.tournament.config import validate_text
 from arena.tournament.matchmaking import league_round
-from arena.tournament.standings import _standings, render_standings, top_cell
+from arena.tournament.standings import _standings
+from arena.tournament.standings_text import render_standings, top_cell
 from tests.tournament.test_league import BASE, errors_of, fake_entries, names
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from arena.tournament import ratings
-from arena.tournament.standings import _standings, top_chances
+from arena.tournament.standings import _standings
+from arena.tournament.standings_stats import top_chances
 from bench import top_k_calibration as cal
 from tests.test_league_top import T
 from tests.tournament.test_league import fake_entries, names

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # to mypy an option of one of these is the str each member is
     Language: TypeAlias = str
 else:
     TextFormat = choice("TextFormat", ("text", "json"))
-    TableFormat = choice("TableFormat", ("table", "md", "csv", "json"))  # arena.tournament.standings.FORMATS
+    TableFormat = choice("TableFormat", ("table", "md", "csv", "json"))  # arena.tournament.standings_text.FORMATS
     Clock = choice("Clock", CLOCKS)
     FailureKind = choice("FailureKind", FAILURE_KINDS)
     ProgressMode = choice("ProgressMode", ("auto", "bar", "lines", "none"))  # arena.tournament.progress.MODES

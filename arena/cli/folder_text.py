@@ -20,10 +20,10 @@ from arena.cli.app import fail
 
 def _standings_now(folder: Path) -> str:
     """The standings of a running tournament, or why they cannot be shown yet (never stops the run)."""
-    from arena.tournament import standings
+    from arena.tournament import standings, standings_text
 
     try:
-        return standings.render_standings(standings.compute(folder), "table")
+        return standings_text.render_standings(standings.compute(folder), "table")
     except Exception as e:  # noqa: BLE001 - a display problem must not stop a run
         return f"(standings not available yet: {e})"
 
@@ -43,7 +43,7 @@ SET_ASIDE = "set aside in journal.rejected.jsonl: "  # said once per bad line (t
 def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = False) -> str:
     """The standings of a results folder; one sentence if they cannot be read, a sentence per bad line.
     The table comes with a legend of its columns; the wait for the ratings is announced."""
-    from arena.tournament import standings
+    from arena.tournament import standings, standings_text
     from arena.untrusted import shown
 
     typer.echo("computing the standings (ratings and their intervals)...", err=True)
@@ -51,7 +51,7 @@ def _render(folder: Path, fmt: str, drop_bad_lines: bool = False, wide: bool = F
         st = standings.compute(folder, drop_bad_lines=drop_bad_lines)
     for why in st.set_aside:
         typer.echo(shown(f"warning: {SET_ASIDE}{why.removeprefix(SET_ASIDE)}"), err=True)
-    text = standings.render_standings(st, fmt, wide)
+    text = standings_text.render_standings(st, fmt, wide)
     return text + _legend(text) if fmt == "table" else text
 
 

@@ -3,18 +3,15 @@
 Owns what ``arena standings DIR`` shows (docs/ARCHITECTURE.md section 5).
 ``compute(folder)`` reads the journal (and the resolved ``tournament.toml`` when present, for the bot
 order, ladder points and whether lower scores are better) and returns a
-``Standings`` value; ``render(folder, fmt, wide)`` formats it as ``table`` (rich),
-``md``, ``csv`` (the per-bot table only) or ``json`` (everything).
+``Standings`` value, which ``standings_text`` renders; the tests and intervals behind its
+columns are in ``standings_stats``.
 
 Columns: Rank, Bot, Rating (``ratings.rating_fit``: ``> 1714`` / ``< 1361`` for
 a bot that never lost / never won, a 95% bound; ``?`` after a provisional
 bot's), ±95%, Games, 1st%, Avg place, Avg score (final
 total), Margin ±CI (own total minus the mean of the table opponents' totals,
 sign flipped under penalty scoring so positive is always better), Points (only
-with ``ladder_points``), then one column per failure kind that occurred.  The
-default ``table`` fits 100 columns: it leaves out Avg score, sums the failure
-kinds into one Fails column and lists the pairs one a line; ``wide`` shows
-every column and the crosstable.
+with ``ladder_points``), then one column per failure kind that occurred.
 
 Pair (row, column): W-L-D counts the games where both sat at the same table by
 placing (row placed higher, lower, or the same; heads-up that is who came
@@ -65,23 +62,18 @@ which it then lists among the notes.
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
 import itertools
-import json
-import math
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 
-from arena.failures import FAILURE_KINDS, column
+from arena.failures import FAILURE_KINDS
 from arena.tournament import ratings, schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, read_resolved
 from arena.tournament.journal import (
@@ -95,17 +87,15 @@ from arena.tournament.journal import (
     set_aside,
     with_seeds,
 )
-from arena.untrusted import csv_cell, md_cell, rich_text, shown
-
-FORMATS: tuple[str, ...] = ("table", "md", "csv", "json")
-Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True)
-class Margin:
-    mean: float
-    ci: float | None     # half width of the 95% interval; None with fewer than 2 deal-sets or no spread
-    games: int
+from arena.tournament.standings_stats import (
+    NOISE_TEST,
+    Clustered,
+    Margin,
+    los,
+    seat_advantage,
+    top_chances,
+    within_noise,
+)
 
 
 @dataclass(frozen=True)
@@ -214,79 +204,8 @@ class Standings:
         return out + self.problems
 
 
-NOISE_TEST = "a two-sided t test at 5% on their rating difference (deal-set-clustered variance)"
-
-
 def _and(names: list[str]) -> str:
     return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-EXACT_SETS = 12  # up to this many deal-sets LOS is the exact sign-flip test (2 ** 12 flips), beyond it the t test
-
-
-@functools.cache
-def _flips(n: int) -> np.ndarray:
-    return np.array(list(itertools.product((-1.0, 1.0), repeat=n)))
-
-
-def los(set_sums: Sequence[float]) -> float | None:
-    """Likelihood of superiority from per-deal-set sums of (wins - losses) of row over column: 1 minus the
-    p-value of the test that row is no stronger.
-
-    The deal-sets are the independent units (the seatings of one set share its deal).  For two equal bots
-    each set's sum is as likely to be x as -x, so with up to ``EXACT_SETS`` sets the test is the exact
-    sign-flip (randomisation) test: p is the share of the 2 ** sets sign patterns whose total is at least
-    the observed one (so for equal bots LOS >= 95% in at most 5% of runs, whatever the game); beyond, the
-    t test on the sets' mean.  None when no game was decided or with a single deal-set.  Ties in the flip
-    distribution count against both sides, so LOS(a, b) + LOS(b, a) may fall short of 1.
-    """
-    x = np.asarray(set_sums, dtype=float)
-    if x.size < 2 or not np.any(x):
-        return None
-    if x.size <= EXACT_SETS:
-        totals = _flips(x.size) @ np.abs(x)
-        return float(1.0 - np.mean(totals >= x.sum() - 1e-9))
-    mean, sd = float(x.mean()), float(x.std(ddof=1))
-    if sd <= 1e-12:
-        return 1.0 if mean > 0 else 0.0
-    return float(student_t.cdf(mean / (sd / math.sqrt(x.size)), x.size - 1))
-
-
-def within_noise(fit: ratings.RatingFit, upper: str, lower: str) -> bool:
-    """Whether ``NOISE_TEST`` fails to separate ``upper`` (ranked above) from ``lower``; for a bound, whether
-    it fails to clear the other's interval."""
-    a, b = fit.ratings[upper], fit.ratings[lower]
-    if a.bound or b.bound:
-        return a.low is None or b.high is None or a.low <= b.high
-    ahead = fit.ahead(upper, lower)
-    return ahead is None or 1.0 - ahead > (1.0 - ratings.LEVEL) / 2
-
-
-class _Clustered:
-    """Mean with a cluster-robust standard error (clusters = deal-sets)."""
-
-    def __init__(self) -> None:
-        self.sums: dict[tuple[int, int], float] = {}
-        self.counts: dict[tuple[int, int], int] = {}
-
-    def add(self, cluster: tuple[int, int], x: float) -> None:
-        self.sums[cluster] = self.sums.get(cluster, 0.0) + x
-        self.counts[cluster] = self.counts.get(cluster, 0) + 1
-
-    def result(self) -> Margin | None:
-        n = sum(self.counts.values())
-        if n == 0:
-            return None
-        mean = sum(self.sums.values()) / n
-        g = len(self.sums)
-        if g < 2:
-            return Margin(mean, None, n)
-        # residual sum per cluster: sum_i (x_i - mean) = S_g - n_g * mean
-        ss = sum((self.sums[c] - self.counts[c] * mean) ** 2 for c in self.sums)
-        if ss <= 1e-12 * max(1.0, mean * mean) * n:  # no spread between deal-sets: no interval to speak of
-            return Margin(mean, None, n)
-        se = math.sqrt(ss * g / (g - 1)) / n
-        return Margin(mean, Z95 * se, n)
 
 
 def _tournament_info(folder: Path) -> dict[str, Any]:
@@ -396,8 +315,8 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
     opp_sum = dict.fromkeys(names, 0.0)
     opp_n = dict.fromkeys(names, 0)
     fails: dict[str, dict[str, int]] = {b: {} for b in names}
-    margin = {b: _Clustered() for b in names}
-    pair = {a: {b: _Clustered() for b in names if b != a} for a in names}
+    margin = {b: Clustered() for b in names}
+    pair = {a: {b: Clustered() for b in names if b != a} for a in names}
     wld = {a: {b: [0, 0, 0] for b in names if b != a} for a in names}
     set_sums: dict[str, dict[str, dict[tuple[int, int], float]]] = {a: {b: {} for b in names if b != a} for a in names}
     for e in entries:
@@ -466,42 +385,6 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
                      top=top if league and top is not None and top < len(names) else None)
 
 
-def seat_advantage(entries: list[JournalEntry],
-                   first_seat: Callable[[int, int], int | None] | None = None) -> list[dict[str, Any]]:
-    """Per table size: each seat's win rate (placed first, ties included) and mean placing, and those of the
-    player who played first (``first_seat(deal_seed, seats)``, when given), each with its 95% interval
-    clustered by deal-set.  With no advantage every seat wins ``1 / seats`` of its games."""
-    by_k: dict[int, list[JournalEntry]] = {}
-    for e in entries:
-        if len(e.placings) == len(e.seats) >= 2:
-            by_k.setdefault(len(e.seats), []).append(e)
-
-    def summary(wins: _Clustered, places: _Clustered) -> dict[str, Any] | None:
-        w, p = wins.result(), places.result()
-        if w is None or p is None:
-            return None
-        return {"games": w.games, "win_rate": w.mean, "win_ci": w.ci, "avg_place": p.mean, "place_ci": p.ci}
-
-    out = []
-    for k in sorted(by_k):
-        seat_w = [_Clustered() for _ in range(k)]
-        seat_p = [_Clustered() for _ in range(k)]
-        first_w, first_p = _Clustered(), _Clustered()
-        for e in by_k[k]:
-            cluster = (e.table, e.set)
-            for s in range(k):
-                seat_w[s].add(cluster, float(e.placings[s] == 1))
-                seat_p[s].add(cluster, float(e.placings[s]))
-            f = first_seat(e.deal_seed, k) if first_seat and e.deal_seed is not None else None  # with_seeds
-            if f is not None:
-                first_w.add(cluster, float(e.placings[f] == 1))
-                first_p.add(cluster, float(e.placings[f]))
-        out.append({"seats": k, "games": len(by_k[k]), "fair_win_rate": 1.0 / k,
-                    "by_seat": [{"seat": s} | (summary(seat_w[s], seat_p[s]) or {}) for s in range(k)],
-                    "first_player": summary(first_w, first_p)})
-    return out
-
-
 def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray]) -> list[Row]:
     """Each row with the chance that its bot is truly ahead of the next row's (the last row: None),
     from the league fit ``fit`` (strengths of ``names`` and their covariance)."""
@@ -513,18 +396,6 @@ def _with_settled(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.n
     return [replace(r, settled=ahead[i] if i < len(ahead) else None) for i, r in enumerate(rows)]
 
 
-TOP_DRAWS = 4000  # posterior draws behind Top K%: its sampling error is under 1 point
-
-
-def top_chances(strength: np.ndarray, cov: np.ndarray, top: int, seed: int) -> np.ndarray:
-    """Per bot, the printed chance that it is in the top ``top`` (bench/top_k_calibration.py calibrates it)."""
-    from arena.tournament import league_objective
-
-    draws = league_objective.posterior_draws(strength, cov, TOP_DRAWS,
-                                             league_objective.generator("arena-standings-top", seed, top))
-    return league_objective.top_probability(draws, top)
-
-
 def _with_top(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarray], top: int,
               seed: int) -> list[Row]:
     """Each row with the chance its bot is in the top ``top``: the share of joint draws from the league fit's
@@ -534,20 +405,7 @@ def _with_top(rows: list[Row], names: list[str], fit: tuple[np.ndarray, np.ndarr
     return [replace(r, top_pct=float(chance[pos[r.bot]])) for r in rows]
 
 
-def top_cell(st: Standings, i: int) -> str:
-    """The Top K% cell of row ``i``: shown around the cut (rows K and K + 1, and every row between the first
-    and the last whose chance is between 1% and 99%), blank where the answer is settled."""
-    chances = [r.top_pct for r in st.rows]
-    mine = chances[i]
-    if st.top is None or mine is None:
-        return ""
-    unsure = [j for j, p in enumerate(chances) if p is not None and 0.01 < p < 0.99]
-    lo = min(unsure + [st.top - 1])
-    hi = max(unsure + [min(st.top, len(st.rows) - 1)])
-    return f"{100 * mine:.0f}%" if lo <= i <= hi else ""
-
-
-def _pair(margin: _Clustered, wld: list[int], set_sums: dict[tuple[int, int], float]) -> Pair | None:
+def _pair(margin: Clustered, wld: list[int], set_sums: dict[tuple[int, int], float]) -> Pair | None:
     wins, losses, draws = wld
     m = margin.result()
     if m is None and wins + losses + draws == 0:
@@ -572,172 +430,3 @@ def _noise_runs(rows: list[Row], fit: ratings.RatingFit) -> list[list[str]]:
     return runs
 
 
-# -- rendering --------------------------------------------------------------------
-
-WIDTH = 100  # the default table fits a terminal this wide; ``wide`` shows everything, however wide
-
-
-def _num(x: float | None, spec: str, none: str = "-") -> str:
-    return none if x is None else format(x, spec)
-
-
-def _pm(m: Margin | Pair | None) -> str:
-    if m is None or m.mean is None:
-        return "-"
-    return f"{m.mean:+.1f} ±" + _num(m.ci, ".1f")
-
-
-def _wld(p: Pair | None) -> str:
-    return "-" if p is None else f"{p.wins}-{p.losses}-{p.draws}"
-
-
-def _los(p: Pair | None) -> str:
-    return "-" if p is None or p.los is None else f"{100 * p.los:.1f}%"
-
-
-def _header(st: Standings, wide: bool) -> list[str]:
-    cols = ["Rank", "Bot", "Rating", "±95%", "Games", "1st%", "Avg place" if wide else "Place"]
-    cols += ["Avg score", "Margin ±CI"] if wide else ["Margin ±CI"]
-    if st.league:
-        cols.append("SoS")  # beside the columns it confounds
-    if st.ladder_points:
-        cols.append("Points")
-    if st.league:
-        cols.append("Settled")
-    if st.top is not None:
-        cols.append(f"Top {st.top}%")
-    if not wide:
-        return cols + (["Fails"] if st.failure_kinds else [])
-    return cols + [column(k) for k in st.failure_kinds]
-
-
-def rating_text(r: Row) -> str:
-    """The Rating cell: ``1534``, a bound ``> 1714`` / ``< 1361``, ``?`` after a provisional one, ``-`` unrated."""
-    if not r.games:
-        return "-"
-    return f"{r.bound + ' ' if r.bound else ''}{r.rating:.0f}{'?' if r.provisional else ''}"
-
-
-def _cells(st: Standings, r: Row, wide: bool, i: int = 0) -> list[str]:
-    cells = [str(r.rank), r.bot, rating_text(r), "±" + _num(r.ci, ".0f"), str(r.games), f"{r.first_pct:.1f}",
-             f"{r.avg_place:.2f}"]
-    cells += [f"{r.avg_score:.1f}", _pm(r.margin)] if wide else [_pm(r.margin)]
-    if st.league:
-        cells.append(_num(r.sos, ".0f"))
-    if st.ladder_points:
-        cells.append(str(r.points))
-    if st.league:
-        cells.append("-" if r.settled is None else f"{100 * r.settled:.0f}%")
-    if st.top is not None:
-        cells.append(top_cell(st, i))
-    if not wide:
-        return cells + ([str(sum(r.failures.values()))] if st.failure_kinds else [])
-    return cells + [str(r.failures.get(k, 0)) for k in st.failure_kinds]
-
-
-PAIRS_HEAD = ["Bot", "vs", "Games", "W-L-D", "LOS", "Margin ±CI"]
-
-
-def _pairs(st: Standings) -> list[list[str]]:
-    """One line per pair that met, the higher-ranked bot first."""
-    bots = [r.bot for r in st.rows]
-    out = []
-    for i, a in enumerate(bots):
-        for b in bots[i + 1:]:
-            p = st.crosstable[a][b]
-            if p is not None:
-                out.append([a, b, str(p.wins + p.losses + p.draws), _wld(p), _los(p), _pm(p)])
-    return out
-
-
-def _cross_rows(st: Standings, sep: str) -> tuple[list[str], list[list[str]]]:
-    bots = [r.bot for r in st.rows]
-    head = ["vs"] + bots
-
-    def cell(p: Pair | None) -> str:
-        return "" if p is None else sep.join((_pm(p), _wld(p), "LOS " + _los(p)))
-
-    body = [[a] + [("—" if a == b else cell(st.crosstable[a][b])) for b in bots] for a in bots]
-    return head, body
-
-
-def _md_table(head: list[str], body: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(md_cell(c) for c in head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in body]
-    return "\n".join(lines)
-
-
-CROSS_TITLE = "Crosstable: row over column"
-PAIRS_TITLE = "Pairs: first over second"
-
-
-def _render_rich(st: Standings, wide: bool) -> str:
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=10_000 if wide else WIDTH, force_terminal=False, color_system=None)
-
-    def table(title: str, head: list[str], body: Iterable[list[str]], left: int) -> None:
-        t = Table(title=rich_text(title))  # bots' names are never parsed as markup
-        for i, c in enumerate(head):
-            t.add_column(rich_text(c), justify="left" if i <= left else "right", overflow="fold")
-        for row in body:
-            t.add_row(*(rich_text(c) for c in row))
-        console.print(t)
-
-    table(f"{st.name}: {st.progress}", _header(st, wide), (_cells(st, r, wide, i) for i, r in enumerate(st.rows)), left=1)
-    if wide:
-        head, body = _cross_rows(st, "\n")
-        table(CROSS_TITLE, head, body, left=0)
-    else:
-        table(PAIRS_TITLE, PAIRS_HEAD, _pairs(st), left=1)
-    for note in st.notes:
-        console.print(f"note: {shown(note)}", markup=False, highlight=False)
-    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
-
-
-def render_standings(st: Standings, fmt: str, wide: bool = False) -> str:
-    """``st`` as text; ``wide`` (table only) shows every column and the crosstable instead of the pairs."""
-    if fmt == "table":
-        return _render_rich(st, wide)
-    if fmt == "md":
-        head, body = _cross_rows(st, " · ")
-        parts = [f"## {md_cell(st.name)}: {st.progress}", "",
-                 _md_table(_header(st, True), (_cells(st, r, True, i) for i, r in enumerate(st.rows))),
-                 "", f"### {CROSS_TITLE}", "", _md_table(head, body)]
-        parts += [""] + [f"> note: {md_cell(n)}" for n in st.notes] if st.notes else []
-        return "\n".join(parts) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        cols = ["rank", "bot", "rating", "ci95", "games", "first_pct", "avg_place", "avg_score", "margin",
-                "margin_ci95", "bound", "provisional"] + (["points"] if st.ladder_points else []) \
-            + (["settled", "sos"] if st.league else []) \
-            + (["top_pct"] if st.top is not None else []) \
-            + list(st.failure_kinds)
-        w.writerow(cols)
-        for r in st.rows:
-            m = r.margin
-            row: list[Any] = [r.rank, csv_cell(r.bot), round(r.rating, 1) if r.games else "", "" if r.ci is None else round(r.ci, 1), r.games,
-                              round(r.first_pct, 2), round(r.avg_place, 3), round(r.avg_score, 2),
-                              "" if m is None else round(m.mean, 2), "" if m is None or m.ci is None else round(m.ci, 2),
-                              r.bound or "", int(r.provisional)]
-            if st.ladder_points:
-                row.append(r.points)
-            if st.league:
-                row += ["" if r.settled is None else round(r.settled, 4), "" if r.sos is None else round(r.sos, 1)]
-            if st.top is not None:
-                row.append("" if r.top_pct is None else round(r.top_pct, 4))
-            w.writerows([row + [r.failures.get(k, 0) for k in st.failure_kinds]])
-        return buf.getvalue()
-    if fmt == "json":
-        return json.dumps(st.to_data() | {"notes": st.notes}, indent=2) + "\n"
-    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-
-
-def render(folder: str | Path, fmt: str = "table", drop_bad_lines: bool = False, wide: bool = False) -> str:
-    """The standings of a results folder as text in ``fmt`` (table, md, csv, json)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return render_standings(compute(folder, drop_bad_lines=drop_bad_lines), fmt, wide)

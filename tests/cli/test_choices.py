@@ -19,7 +19,7 @@ def test_each_set_is_its_owners() -> None:
     from arena.settings import CLOCKS, FAILURE_KINDS
     from arena.tournament.match import TESTS
     from arena.tournament.progress import MODES
-    from arena.tournament.standings import FORMATS
+    from arena.tournament.standings_text import FORMATS
 
     owners: list[tuple[Any, tuple[str, ...]]] = [
         (c.TableFormat, FORMATS), (c.Clock, CLOCKS), (c.FailureKind, FAILURE_KINDS), (c.ProgressMode, MODES),

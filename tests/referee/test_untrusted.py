@@ -131,7 +131,7 @@ def test_standings_show_hostile_bot_names_as_data(tmp_path):
     import csv
     import io
 
-    from arena.tournament import standings
+    from arena.tournament import standings_text
     from tests.helpers import by_name, folder_of
 
     names = ["=HYPERLINK(\"http://evil.example/\")", "[link=http://evil.example/]x[/link][/]", "esc\x1b[2J\nx"]
@@ -139,13 +139,13 @@ def test_standings_show_hostile_bot_names_as_data(tmp_path):
     quoted = [json.dumps(n)[1:-1] for n in names]
     folder = folder_of(tmp_path, quoted, 2, 1, by_name(names))
     for wide in (False, True):
-        table = standings.render(folder, "table", wide=wide)
+        table = standings_text.render(folder, "table", wide=wide)
         assert ESC not in table and "[link=http://evil.example/]x[/link][/]" in table.replace("\n", "")
-    rows = list(csv.reader(io.StringIO(standings.render(folder, "csv"))))
+    rows = list(csv.reader(io.StringIO(standings_text.render(folder, "csv"))))
     bots = [r[1] for r in rows[1:]]
     assert all(b[0] not in "=+-@" for b in bots) and "'=HYPERLINK(\"http://evil.example/\")" in bots, bots
     assert not any(ESC in b or "\n" in b for b in bots)
-    md = standings.render(folder, "md")
+    md = standings_text.render(folder, "md")
     assert ESC not in md and "](" not in md.replace("\\](", "") and "\\[link=" in md
     assert len([line for line in md.splitlines() if line.startswith("| ")]) == 2 * (1 + 3)  # no row broken
 

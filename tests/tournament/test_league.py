@@ -23,7 +23,8 @@ from arena.tournament.matchmaking import (
     swiss_round,
 )
 from arena.tournament.runner import _pending
-from arena.tournament.standings import _standings, render_standings
+from arena.tournament.standings import _standings
+from arena.tournament.standings_text import render_standings
 from bench.league import kendall_tau
 
 KEY = bytes(range(32))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from arena.integrity import make_key
-from arena.tournament import ratings, standings
+from arena.tournament import ratings, standings, standings_text
 from arena.tournament.config import validate_text, write_resolved
 from arena.tournament.journal import Journal, JournalEntry
 from arena.tournament.schedule import iter_games
@@ -230,13 +230,13 @@ def test_standings_compute(tmp_path: Path) -> None:
 
 def test_standings_render_formats(tmp_path: Path) -> None:
     folder = results_folder(tmp_path)
-    table = standings.render(folder, "table")
+    table = standings_text.render(folder, "table")
     assert "Rating" in table and "Pairs" in table and "Crosstable" not in table and "Points" not in table
-    wide = standings.render(folder, "table", wide=True)
+    wide = standings_text.render(folder, "table", wide=True)
     assert "Crosstable" in wide and "Avg score" in wide and "Timeout" in wide
-    md = standings.render(folder, "md")
+    md = standings_text.render(folder, "md")
     assert md.count("| Rank |") == 1 and "|---|" in md
-    rows = list(csv.reader(io.StringIO(standings.render(folder, "csv"))))
+    rows = list(csv.reader(io.StringIO(standings_text.render(folder, "csv"))))
     assert rows[0][:3] == ["rank", "bot", "rating"] and len(rows) == 5
-    data = json.loads(standings.render(folder, "json"))
+    data = json.loads(standings_text.render(folder, "json"))
     assert len(data["rows"]) == 4 and set(data["crosstable"]) == set("ABCD")

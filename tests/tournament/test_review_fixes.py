@@ -14,7 +14,7 @@ import pytest
 
 from arena.referee.checks import OUTPUT_LIMIT, output
 from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
-from arena.tournament import standings
+from arena.tournament import standings, standings_text
 from arena.tournament.config import Tournament, validate_text
 from tests.helpers import folder_of
 
@@ -110,12 +110,12 @@ def _without_d(tmp_path: Path) -> Path:
 def test_a_bot_with_no_games_is_ranked_last_without_a_rating(tmp_path: Path) -> None:
     st = standings.compute(_without_d(tmp_path), resamples=20)  # standings during a run
     assert [(r.bot, r.games > 0) for r in st.rows] == [("A", True), ("B", True), ("C", True), ("D", False)]
-    table = standings.render_standings(st, "table")
+    table = standings_text.render_standings(st, "table")
     d_line = next(line for line in table.splitlines() if "│ D " in line)
     assert d_line.split("│")[3].strip() == "-", table
-    rows = json.loads(standings.render_standings(st, "json"))["rows"]
+    rows = json.loads(standings_text.render_standings(st, "json"))["rows"]
     assert [r["rating"] is None for r in rows] == [False, False, False, True]
-    assert standings.render_standings(st, "csv").splitlines()[4].startswith("4,D,,")
+    assert standings_text.render_standings(st, "csv").splitlines()[4].startswith("4,D,,")
 
 
 def _gauntlet_text(max_tables: int) -> str:

@@ -13,7 +13,7 @@ import pytest
 import scipy.stats
 
 from arena.settings import FAILURE_KINDS
-from arena.tournament import standings
+from arena.tournament import standings, standings_stats, standings_text
 from arena.tournament.journal import JournalEntry
 from tests.helpers import by_name, folder_of
 
@@ -39,7 +39,7 @@ def test_wld_counts_placings_per_pair_at_multi_seat_tables(tmp_path: Path) -> No
     assert ab.los == pytest.approx(1 - 0.5 ** 4)
     assert ba.los == 0.0 and cd.los is None  # draws only: no information
     assert ab.mean == 10 and ab.games == together
-    data = json.loads(standings.render_standings(st, "json"))
+    data = json.loads(standings_text.render_standings(st, "json"))
     cell = data["crosstable"]["A"]["B"]
     assert {"mean", "ci", "games", "wins", "losses", "draws", "los"} <= set(cell)
     assert {"rank", "bot", "rating", "ci", "games", "first_pct", "avg_place", "avg_score", "margin", "points",
@@ -67,13 +67,13 @@ def test_heads_up_wld_is_first_place_and_los_follows_wins_and_losses(tmp_path: P
     x = list(sums.values())
     t = statistics.mean(x) / (statistics.stdev(x) / math.sqrt(len(x)))
     assert ab.los == pytest.approx(float(scipy.stats.t.cdf(t, len(x) - 1)))
-    assert standings.los([]) is None and standings.los([0, 0]) is None
-    assert standings.los([2]) is None  # one deal-set: nothing says how far luck goes
-    assert standings.los([2, 2, 2]) == 1 - 0.5 ** 3 and standings.los([-1, -1]) == 0.0
+    assert standings_stats.los([]) is None and standings_stats.los([0, 0]) is None
+    assert standings_stats.los([2]) is None  # one deal-set: nothing says how far luck goes
+    assert standings_stats.los([2, 2, 2]) == 1 - 0.5 ** 3 and standings_stats.los([-1, -1]) == 0.0
     # 3 sets won by 1, one lost by 3: of 16 flips, 9 total >= 0 (8 with +3, and +1+1+1-3) (exact sign-flip test)
-    assert standings.los([1, 1, 1, -3]) == pytest.approx(1 - 9 / 16)
-    assert standings.los([1, -1, 1, -1]) == standings.los([-1, 1, -1, 1]) == pytest.approx(1 - 11 / 16)
-    table = standings.render_standings(st, "table")
+    assert standings_stats.los([1, 1, 1, -3]) == pytest.approx(1 - 9 / 16)
+    assert standings_stats.los([1, -1, 1, -1]) == standings_stats.los([-1, 1, -1, 1]) == pytest.approx(1 - 11 / 16)
+    table = standings_text.render_standings(st, "table")
     assert ab.los is not None and f"{ab.wins}-{ab.losses}-0" in table and f"{100 * ab.los:.1f}%" in table
 
 
@@ -89,7 +89,7 @@ def test_a_pair_where_one_side_forfeited_every_game_shows_no_margin(tmp_path: Pa
     assert ab.mean is None and ab.ci is None and ab.games == 0
     assert all(r.margin is None for r in st.rows)
     for wide in (False, True):
-        text = standings.render_standings(st, "table", wide)
+        text = standings_text.render_standings(st, "table", wide)
         assert "+0.0" not in text and "±0.0" not in text and "12-0-0" in text
     assert st.rows[0].bot == "A" and st.rows[0].failures == {"crash": 0}
 
@@ -99,7 +99,7 @@ def test_no_interval_without_information(tmp_path: Path) -> None:
     one_set = standings.compute(folder_of(tmp_path / "one", list("AB"), 2, 1, by_name(list("AB"))), resamples=20)
     assert all(r.ci is None for r in one_set.rows)
     assert all(p is None or p.ci is None for row in one_set.crosstable.values() for p in row.values())
-    text = standings.render_standings(one_set, "table")
+    text = standings_text.render_standings(one_set, "table")
     assert "±0" not in text and "±-" in text
     assert "only 1 deal-set was played" in text
     # many deal-sets, but every one ends the same way: no spread, so no interval either
@@ -107,7 +107,7 @@ def test_no_interval_without_information(tmp_path: Path) -> None:
     ab = same.crosstable["A"]["B"]
     assert ab is not None and ab.mean == 10 and ab.ci is None
     assert all(r.margin is not None and r.margin.ci is None for r in same.rows)
-    assert "±0" not in standings.render_standings(same, "table", wide=True)
+    assert "±0" not in standings_text.render_standings(same, "table", wide=True)
 
 
 def test_bots_within_noise_get_a_note_and_clearly_ordered_ones_do_not(tmp_path: Path) -> None:
@@ -120,10 +120,10 @@ def test_bots_within_noise_get_a_note_and_clearly_ordered_ones_do_not(tmp_path: 
 
     st = standings.compute(folder_of(tmp_path, ["twin", "twin2", "weak"], 2, 10, coin), resamples=100)
     assert [set(r) for r in st.within_noise] == [{"twin", "twin2"}]
-    text = standings.render_standings(st, "table")
+    text = standings_text.render_standings(st, "table")
     assert "are within noise of each other" in text and "weak" not in text.split("note:")[1]
     clear = standings.compute(folder_of(tmp_path / "clear", list("ABC"), 2, 10, by_name(list("ABC"))), resamples=50)
-    assert clear.within_noise == [] and "within noise" not in standings.render_standings(clear, "table")
+    assert clear.within_noise == [] and "within noise" not in standings_text.render_standings(clear, "table")
 
 
 def test_default_table_fits_100_columns_and_wide_shows_everything(tmp_path: Path) -> None:
@@ -139,11 +139,11 @@ def test_default_table_fits_100_columns_and_wide_shows_everything(tmp_path: Path
     folder = folder_of(tmp_path, names, 2, 2, result, extra="ladder_points = true")
     st = standings.compute(folder, resamples=20)
     assert st.failure_kinds == list(FAILURE_KINDS)
-    text = standings.render_standings(st, "table")
-    assert max(len(line) for line in text.splitlines()) <= standings.WIDTH
+    text = standings_text.render_standings(st, "table")
+    assert max(len(line) for line in text.splitlines()) <= standings_text.WIDTH
     assert all(r.bot in text for r in st.rows) and "Fails" in text
-    wide = standings.render_standings(st, "table", wide=True)
-    assert max(len(line) for line in wide.splitlines()) > standings.WIDTH
+    wide = standings_text.render_standings(st, "table", wide=True)
+    assert max(len(line) for line in wide.splitlines()) > standings_text.WIDTH
     for column in ["Avg score", "Points", "Crosstable"] + [k.capitalize() for k in FAILURE_KINDS]:
         assert column in wide
     assert "\n".join(line.rstrip() for line in wide.splitlines()) + "\n" == wide
@@ -174,14 +174,14 @@ def test_mid_run_a_provisional_bot_is_marked_and_ranked_after_established_ones(t
     assert rows["late"].games == 2 and rows["late"].provisional and not rows["mid"].provisional
     assert [r.bot for r in st.rows][-1] == "late" and all(not r.provisional for r in st.rows[:-1])
     assert st.total == 4 * 3 // 2 * 8 * 2 and st.games < st.total and st.partial
-    text = standings.render_standings(st, "table")
+    text = standings_text.render_standings(st, "table")
     assert f"truth: {st.games} of {st.total} games" in text
     assert f"{rows['late'].rating:.0f}?" in text and "provisional (late)" in text
     assert "the run is not complete" in text
-    data = json.loads(standings.render_standings(st, "json"))
+    data = json.loads(standings_text.render_standings(st, "json"))
     late = next(r for r in data["rows"] if r["bot"] == "late")
     assert late["provisional"] is True and late["deal_sets"] == 1 and late["rank"] == 4
-    assert standings.render_standings(st, "csv").splitlines()[0].split(",")[10:12] == ["bound", "provisional"]
+    assert standings_text.render_standings(st, "csv").splitlines()[0].split(",")[10:12] == ["bound", "provisional"]
 
 
 def test_a_bound_shows_as_a_bound_in_every_output(tmp_path: Path) -> None:
@@ -196,11 +196,11 @@ def test_a_bound_shows_as_a_bound_in_every_output(tmp_path: Path) -> None:
     ace = st.rows[0]
     assert ace.bot == "ace" and ace.bound == ">" and ace.ci is None and ace.rating_high is None
     assert ace.rating_low == ace.rating
-    text = standings.render_standings(st, "table")
+    text = standings_text.render_standings(st, "table")
     assert f"> {ace.rating:.0f}" in text and "lower (upper) bound" in text
-    data = json.loads(standings.render_standings(st, "json"))["rows"][0]
+    data = json.loads(standings_text.render_standings(st, "json"))["rows"][0]
     assert data["bound"] == ">" and data["rating_high"] is None and data["rating_low"] == data["rating"]
-    assert standings.render_standings(st, "csv").splitlines()[1].split(",")[10] == ">"
+    assert standings_text.render_standings(st, "csv").splitlines()[1].split(",")[10] == ">"
 
 
 def test_league_standings_show_strength_of_schedule_and_say_the_columns_depend_on_it() -> None:
@@ -223,12 +223,12 @@ def test_league_standings_show_strength_of_schedule_and_say_the_columns_depend_o
         assert r.sos == pytest.approx(sum(opps) / len(opps))
     top, bottom = st.rows[0].sos, st.rows[-1].sos
     assert top is not None and bottom is not None and top > bottom  # whom they met differs: 1st% is confounded
-    text = standings.render_standings(st, "table")
+    text = standings_text.render_standings(st, "table")
     assert "SoS" in text and "depend on the opponents each bot met" in text
-    assert max(len(line) for line in text.splitlines()) <= standings.WIDTH
+    assert max(len(line) for line in text.splitlines()) <= standings_text.WIDTH
     assert all("sos" in row for row in st.to_data()["rows"])
     plain = _standings("rr", entries, names, False, 1.0, 0, 0, [])
-    assert "SoS" not in standings.render_standings(plain, "table")
+    assert "SoS" not in standings_text.render_standings(plain, "table")
     assert all("sos" not in row for row in plain.to_data()["rows"])
 
 
@@ -253,7 +253,7 @@ def test_seat_and_first_player_advantage(tmp_path: Path) -> None:
     assert sa["seats"] == 3 and sa["games"] == st.games and sa["fair_win_rate"] == pytest.approx(1 / 3)
     assert sa["first_player"]["win_rate"] == 1.0 and sa["first_player"]["avg_place"] == 1.0
     assert sum(s["win_rate"] * s["games"] for s in sa["by_seat"]) == pytest.approx(st.games)  # one winner a game
-    data = json.loads(standings.render_standings(st, "json"))
+    data = json.loads(standings_text.render_standings(st, "json"))
     assert data["seat_advantage"][0]["first_player"]["games"] == st.games
     # seat 0 always wins: its win rate is 1 with no spread (no interval), the others 0
     seat0 = standings.compute(folder_of(tmp_path / "seat0", list("AB"), 2, 5,
