@@ -380,3 +380,28 @@ def test_a_data_folder_nested_too_deep_fails_its_bots_start_not_the_referee(tmp_
             assert host.start(honest), honest.problem
     finally:
         remove_chain(tmp_path / "data")  # else pytest's clean-up of old folders fails on it
+
+
+@needs_sandbox
+def test_a_bot_folder_whose_way_is_swapped_for_a_link_after_the_check_is_not_shown(tmp_path):
+    """The bot's ``cwd`` is checked at validate (no link on the way) and again at every start: the
+    folder above it renamed away and a link to another entrant's folder put in its place (the
+    round-four review) fails the bot's start with that reason; nothing of the other folder is shown."""
+    (tmp_path / "entrants" / "alice").mkdir(parents=True)
+    for program in ("hostile.py", "misbehave.py"):
+        shutil.copy(ROOT / "tests" / "bots" / program, tmp_path / "entrants" / "alice" / program)
+    theirs = tmp_path / "rival" / "alice"
+    shutil.copytree(tmp_path / "entrants" / "alice", theirs)
+    (theirs / "strategy.txt").write_text("the rival's secret")
+    spec = BotSpec(name="a", command="python3 hostile.py host_powers", cwd="entrants/alice")
+    with BotHost(TC, tmp_path / "logs") as host:
+        honest = host.add(spec, cwd=spec.workdir(tmp_path))
+        assert host.start(honest), honest.problem  # the path as checked: it starts
+        host.stop_peer(honest)
+        (tmp_path / "entrants").rename(tmp_path / "entrants-moved")
+        (tmp_path / "entrants").symlink_to(tmp_path / "rival")
+        swapped = host.add(spec, cwd=spec.workdir(tmp_path))
+        assert not host.start(swapped)
+    assert swapped.problem is not None and "symbolic link now" in swapped.problem[1], swapped.problem
+    assert str(tmp_path / "entrants") in swapped.problem[1]
+    assert not any(p.read_text().count("the rival's secret") for p in (tmp_path / "logs").rglob("*.log"))

@@ -55,6 +55,17 @@ def path_problem(relative: str) -> str | None:
     return None
 
 
+def link_on_way(base_dir: Path, relative: str) -> Path | None:
+    """The first symbolic link on the way from ``base_dir`` to ``relative`` (the path a tournament file
+    gives a bot's folder or data), or None: a link there is an entrant's to point anywhere."""
+    here = base_dir
+    for part in Path(relative).parts:
+        here = here / part
+        if part not in ("/", "..", ".") and here.is_symlink():
+            return here
+    return None
+
+
 def names(relative: str) -> list[str]:
     """The folder names of ``relative`` in order (empty and ``.`` parts dropped)."""
     return [p for p in relative.split("/") if p not in ("", ".")]

@@ -214,12 +214,20 @@ def _bot_folders(spec: BotSpec, program: list[str], cwd: Path | None,
     hidden folder (results, logs).
     A bot of ``arena play`` or ``check-bot`` (no ``cwd``: the command was typed by the organiser)
     runs in the current folder and sees the folders of the files its command line names."""
+    from arena.referee import datafolder
     from arena.referee import sandbox as sb
 
     if cwd is None:
         here = Path.cwd()
         return here, sb.program_folders(program, here), []
     if spec.cwd is not None:
+        # As at validate, now: a folder on the way swapped for a link since would show another folder.
+        rel = Path(spec.cwd)
+        base = Path("/") if rel.is_absolute() else Path(*cwd.parts[:len(cwd.parts) - len(rel.parts)])
+        if (link := datafolder.link_on_way(base, spec.cwd)) is not None:
+            raise ValueError(f"the bot's folder {str(cwd)!r} leads through {str(link)!r}, a symbolic link now (it "
+                             "was not when the tournament was checked); the sandbox would show the bot wherever "
+                             "it points")
         return cwd, [cwd], []
     found = program_file(program, cwd)
     hidden = [Path(os.path.abspath(h)).resolve() for h in hide]

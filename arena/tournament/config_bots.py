@@ -112,7 +112,7 @@ def _cwd(c: Checker, cwd: object, path: tuple[Part, ...], base_dir: Path, sandbo
     elif sandboxed and (problem := datafolder.path_problem(cwd)) is not None:
         c.err(path + ("cwd",), problem.replace("a folder path", "the bot's folder path", 1).replace(
             "a bot's data folder", "a bot's folder"))
-    elif sandboxed and (link := _link_in(base_dir, cwd)) is not None:
+    elif sandboxed and (link := datafolder.link_on_way(base_dir, cwd)) is not None:
         c.err(path + ("cwd",), f"expected a folder of the bot's own; {str(link)!r} is a symbolic link "
                                "(the sandbox would show the bot wherever it points)")
     elif check_commands and not (base_dir / cwd).is_dir():
@@ -130,7 +130,7 @@ def _data(c: Checker, bot_data: object, path: tuple[Part, ...], base_dir: Path) 
         c.err(path + ("data",), f"expected a folder path, got {describe(bot_data)}")
     elif (problem := datafolder.path_problem(bot_data)) is not None:
         c.err(path + ("data",), problem)
-    elif (link := _link_in(base_dir, bot_data)) is not None:
+    elif (link := datafolder.link_on_way(base_dir, bot_data)) is not None:
         c.err(path + ("data",), f"expected a folder of the bot's own; {str(link)!r} is a symbolic link "
                                 "(the bot could write wherever it points)")
     elif (base_dir / bot_data).exists() and not (base_dir / bot_data).is_dir():
@@ -171,14 +171,3 @@ def _outside_folder(command: str, folder: Path, env: Mapping[str, str]) -> str |
         return None
     return (f"runs {str(program)!r}, outside the bot's folder {str(folder)!r}: the sandbox shows a bot only its "
             "own folder (cwd), so the bot would not find it; move it into that folder")
-
-
-def _link_in(base_dir: Path, relative: str) -> Path | None:
-    """The first symbolic link on the way from ``base_dir`` to ``relative`` (the path a tournament file
-    gives), or None: a link there is an entrant's to point anywhere."""
-    here = base_dir
-    for part in Path(relative).parts:
-        here = here / part
-        if part not in ("/", "..", ".") and here.is_symlink():
-            return here
-    return None
