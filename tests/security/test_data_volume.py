@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.referee import datafolder, datavolume
+from arena.referee import datafolder, datavolume, fdtree
 from arena.settings import Limits, TimeControl
 from tests.conftest import ROOT, hostile
 from tests.helpers import data_volumes, deep_folder, kill_9, remove_chain
@@ -49,7 +49,7 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
     os.close(fd)
     s, d = os.open(src, os.O_RDONLY), os.open(dst, os.O_RDONLY)
     try:
-        datavolume._copy_tree(s, d)
+        fdtree.copy_tree(s, d, datavolume.NAMES)
     finally:
         os.close(s)
         os.close(d)
@@ -285,10 +285,10 @@ def test_a_copy_counts_every_name_and_stops_past_its_cap(tmp_path):
         os.link(tmp_path / "one", tmp_path / f"n{i}")
     fd = os.open(tmp_path, os.O_RDONLY)
     try:
-        assert datavolume._copy_tree(fd, None, names=100) == 100
+        assert fdtree.copy_tree(fd, None, names=100) == 100
         os.link(tmp_path / "one", tmp_path / "n99")
         with pytest.raises(OSError, match="more than 100 names"):
-            datavolume._copy_tree(fd, None, names=100)
+            fdtree.copy_tree(fd, None, names=100)
     finally:
         os.close(fd)
 
@@ -297,11 +297,11 @@ def test_a_copy_counts_every_name_and_stops_past_its_cap(tmp_path):
 # (attack round 4: two descriptors per pending folder failed the copy-back part-way).
 FEW_DESCRIPTORS = r"""
 import os, resource, sys
-from arena.referee import datavolume
+from arena.referee import fdtree
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 src, dst = (os.open(p, os.O_RDONLY) for p in sys.argv[1:3])
-print(datavolume._copy_tree(src, dst), flush=True)
-datavolume._empty(src)
+print(fdtree.copy_tree(src, dst, 20000), flush=True)
+fdtree.empty(src)
 print(len(os.listdir(sys.argv[1])), flush=True)
 """
 
