@@ -374,6 +374,9 @@ def test_a_data_folder_nested_too_deep_fails_its_bots_start_not_the_referee(tmp_
             peer = host.add(spec, cwd=tmp_path, data=tmp_path / "data")
             assert not host.start(peer)  # it made the chain and left without a hello
             assert "before saying hello" in peer.problem[1], peer.problem
+        # The next run: the folder is plain again (a volume is copied back) and handed over afresh.
+        with BotHost(TC, tmp_path / "logs") as host:
+            peer = host.add(spec, cwd=tmp_path, data=tmp_path / "data")
             assert not host.start(peer)
             assert "nests folders more than 200 deep" in peer.problem[1], peer.problem
             honest = host.add(BotSpec(name="ok", command="greedy"))

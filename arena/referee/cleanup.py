@@ -102,10 +102,12 @@ def kill_all() -> None:
     sweep(MARKER, SESSION)
 
 
-def _at_exit() -> None:
+def _at_exit(from_signal: bool = False) -> None:
     kill_all()
     _kill_adopted()
-    datavolume.release_mine()  # the bots are gone: their data folders' volumes are copied back
+    # The bots are gone: their data folders' volumes are copied back.  A signal may have come in
+    # the middle of a copy, whose lock this process holds: then the undertaker does it.
+    datavolume.release_mine(wait=not from_signal)
     if _referee_id and _installed_in == os.getpid():
         cgroups.remove_left(_referee_id)
 
@@ -126,7 +128,7 @@ def _kill_adopted() -> None:
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
-    _at_exit()
+    _at_exit(from_signal=True)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import functools
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -180,7 +182,7 @@ def is_volume(fd: int, folder: str) -> bool:
 
 def _make_image(image: Path, quota: int, uid: int, gid: int, entries: int = ENTRIES) -> None:
     # The image is the quota plus its inode tables: what the bot can store is the quota, a little less.
-    size = quota + entries * INODE_BYTES
+    size = _image_bytes(quota, entries)
     with open(image, "wb") as f:
         os.fchmod(f.fileno(), 0o600)
         f.truncate(size)
@@ -202,6 +204,49 @@ def _drop_partial(key: str) -> None:
     if os.path.ismount(staging):
         _syscall("umount2", str(staging).encode(), MNT_DETACH)
     part.unlink(missing_ok=True)
+
+
+def _mount_staging(image: Path, staging: Path) -> None:
+    """Mount ``image`` at the key's staging point (under the key's lock), detaching first what a
+    referee killed while it copied left mounted there (no one else uses it)."""
+    staging.mkdir(mode=0o700, exist_ok=True)
+    if os.path.ismount(staging):
+        _syscall("umount2", str(staging).encode(), MNT_DETACH)
+    _mount(image, str(staging))
+
+
+def _room_for(files: int) -> None:
+    """Let this process hold ``files`` more descriptors (a copy holds each multiply-linked file open
+    until its last name): the soft limit is raised up to the hard one; OSError, before anything is
+    touched, where even that is too few."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = files + 256
+    if need <= soft:
+        return
+    if hard != resource.RLIM_INFINITY and need > hard:
+        raise OSError(errno.EMFILE, f"a copy would hold {files} files open at once, over this process's limit "
+                                    f"of {hard} descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
+def _image_bytes(quota: int, entries: int = ENTRIES) -> int:
+    return quota + entries * INODE_BYTES
+
+
+def _check_left(key: str, state: dict, fd: int, folder: str, quota: int) -> None:
+    """An image left from an earlier run (under the key's lock, the folder not a volume): refused if
+    it was made over another folder than the one open as ``fd`` (the path's folder was replaced: its
+    bot must not get that one's files, nor its size); copied back first if its quota has changed, so
+    the folder gets a volume of its own quota."""
+    image = _paths(key)[0]
+    here = os.fstat(fd)
+    if "dev" in state and (here.st_dev, here.st_ino) != (state["dev"], state["ino"]):
+        raise OSError(f"{image} is the volume of an earlier folder at {folder}, which was replaced since; it is "
+                      "kept for the organiser (remove it, and its .json beside it, to give the bot a new volume)")
+    if image.stat().st_size != _image_bytes(quota) and "real" in state:
+        _copy_back(key, state)
+        for field in ("gone", "folder", "real", "dev", "ino"):
+            state.pop(field, None)
 
 
 def _mount(image: Path, target: str, fds: tuple[int, ...] = ()) -> None:
@@ -232,18 +277,20 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
     with _locked(key) as state:
         if not is_volume(fd, folder):
             _drop_partial(key)
+            if image.exists():
+                _check_left(key, state, fd, folder, quota)
             fresh = not image.exists()
             made = _partial(key) if fresh else image  # complete (copied in and marked) only once renamed
             if fresh:
                 _make_image(made, quota, uid, gid)
-            staging.mkdir(mode=0o700, exist_ok=True)
-            _mount(made, str(staging))
+            _mount_staging(made, staging)
             try:
                 top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                 try:
                     if fresh:
                         with contextlib.suppress(OSError):
                             os.rmdir("lost+found", dir_fd=top)
+                        _room_for(fdtree.copy_tree(fd, None, NAMES)[1])
                         fdtree.copy_tree(fd, top, NAMES)  # the folder's files, as they are
                         os.setxattr(top, MARK, key.encode())
                         os.setxattr(top, "trusted.arena.data", b"1")
@@ -291,6 +338,7 @@ def done_with(folder: str) -> None:
             try:
                 release(key)
             except OSError as e:
+                _held.discard(key)  # said once: the next run, or the undertaker, tries again
                 _not_copied(e)
 
 
@@ -318,13 +366,12 @@ def _copy_back(key: str, state: dict) -> None:
             if (here.st_dev, here.st_ino) != (state["dev"], state["ino"]):
                 raise OSError(f"{state['real']} is no longer the folder its volume {image} was made over")
             if image.exists():
-                staging.mkdir(mode=0o700, exist_ok=True)
-                _mount(image, str(staging))
+                _mount_staging(image, staging)
                 try:
                     top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                     try:
-                        try:
-                            fdtree.copy_tree(top, None, NAMES)  # counted first: the folder is not touched for a volume over the cap
+                        try:  # counted first: the folder is not touched for a volume it could not take whole
+                            _room_for(fdtree.copy_tree(top, None, NAMES)[1])
                         except OSError as e:
                             raise OSError(f"{state['folder']}: {e.strerror or e}; its volume stays at {image}") from e
                         fdtree.empty(fd)
@@ -353,20 +400,22 @@ def _syscall(name: str, *args: object) -> None:
         raise OSError(err, f"{name}: {os.strerror(err)}")
 
 
-def release(key: str) -> None:
-    """This process lets the volume go; the last holder copies it back."""
-    with _locked(key) as state:
+def release(key: str, wait: bool = True) -> None:
+    """This process lets the volume go; the last holder copies it back.  Without ``wait``, a lock
+    another holds (or this process, interrupted by a signal mid-copy) leaves it to the undertaker."""
+    with _locked(key, wait) as state:
         state["holders"] = [h for h in state["holders"] if h != me()]
         if not state["holders"] and not state.get("gone"):
             _copy_back(key, state)
     _held.discard(key)
 
 
-def release_mine() -> None:
-    """Let go of every volume this process holds (at its exit, after its bots are killed)."""
+def release_mine(wait: bool = True) -> None:
+    """Let go of every volume this process holds (at its exit, after its bots are killed; from a
+    signal handler without ``wait``)."""
     for key in list(_held):
         try:
-            release(key)
+            release(key, wait)
         except OSError as e:
             _not_copied(e)
 

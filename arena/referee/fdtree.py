@@ -32,17 +32,19 @@ def open_path(real: str) -> int:
     return fd
 
 
-def copy_tree(src: int, dst: int | None, names: int) -> int:
+def copy_tree(src: int, dst: int | None, names: int) -> tuple[int, int]:
     """Copy what the folder open as ``src`` holds into the empty folder open as ``dst`` (None: only
     count), by descriptors (so no depth is too deep), never following a link: folders, regular files
     (their holes kept, so a sparse file costs the host no more than the volume), links as links, named
     pipes; owners, modes and times kept; a file's second name made a hard link again, never a second
     copy.  Sockets and devices are left out (a bot can make no device; a socket is dead).  It holds
     descriptors only for the folder it is in (and a multiply-linked file until its last name): the
-    way back up is ``..``, checked by inode.  Returns the names met; OSError past ``names``."""
+    way back up is ``..``, checked by inode.  Returns the names met and the most multiply-linked
+    files held open at once (counting alone says how many descriptors a copy will need); OSError
+    past ``names``."""
     here = _Place(src, dst)
     above: list[tuple[list[str], tuple[tuple[int, int], ...]]] = []  # per folder above: its folders left, its inodes
-    linked: dict[tuple[int, int], list[int]] = {}  # a multiply-linked file: its first copy (open), names left
+    linked = _Linked()
     met = 0
     try:
         pending: list[str] | None = None
@@ -60,11 +62,41 @@ def copy_tree(src: int, dst: int | None, names: int) -> int:
                 if here.inodes() != inodes:
                     raise OSError(errno.ESTALE, "a folder changed while it was copied")
             else:
-                return met
+                return met, linked.most
     finally:
         here.close()
-        for out, _left in linked.values():
-            os.close(out)
+        linked.close()
+
+
+class _Linked:
+    """The multiply-linked files met whose every name is not met yet: each one's first copy (open;
+    -1 when only counting) and how many names are left; and the most there were at once."""
+
+    def __init__(self) -> None:
+        self.files: dict[tuple[int, int], list[int]] = {}
+        self.most = 0
+
+    def add(self, st: os.stat_result, out: int) -> None:
+        self.files[(st.st_dev, st.st_ino)] = [out, st.st_nlink - 1]
+        self.most = max(self.most, len(self.files))
+
+    def another_name(self, st: os.stat_result) -> int | None:
+        """The first copy of a file met before under another name (None if it was not), counted off."""
+        first = self.files.get((st.st_dev, st.st_ino))
+        if first is None:
+            return None
+        first[1] -= 1
+        if first[1] <= 0:
+            del self.files[(st.st_dev, st.st_ino)]
+            if first[0] >= 0:
+                os.close(first[0])
+        return first[0]
+
+    def close(self) -> None:
+        for out, _left in self.files.values():
+            if out >= 0:
+                os.close(out)
+        self.files.clear()
 
 
 class _Place:
@@ -103,7 +135,7 @@ class _Place:
         self.fds = []
 
 
-def _copy_entries(here: _Place, linked: dict[tuple[int, int], list[int]], met: int, names: int) -> tuple[list[str], int]:
+def _copy_entries(here: _Place, linked: _Linked, met: int, names: int) -> tuple[list[str], int]:
     """Copy the entries of the folder ``here`` but its folders, which are made empty and returned
     (to be copied in turn); with the names met so far."""
     folders: list[str] = []
@@ -121,20 +153,18 @@ def _copy_entries(here: _Place, linked: dict[tuple[int, int], list[int]], met: i
                 if d_dir is not None:
                     os.mkdir(name, 0o700, dir_fd=d_dir)
                     _keep(d_dir, name, st)
-            elif d_dir is None:
-                continue
-            elif kind == stat.S_IFREG:
-                first = linked.get((st.st_dev, st.st_ino))
-                if first is not None:
+            elif kind == stat.S_IFREG and st.st_nlink > 1 and (first := linked.files.get((st.st_dev, st.st_ino))):
+                if d_dir is not None:  # linked before the count, which may close the first copy
                     os.link(f"/proc/self/fd/{first[0]}", name, dst_dir_fd=d_dir, follow_symlinks=True)
-                    first[1] -= 1
-                    if first[1] <= 0:
-                        os.close(linked.pop((st.st_dev, st.st_ino))[0])
-                    continue
-                out = _copy_file(s_dir, d_dir, name)
+                linked.another_name(st)
+            elif d_dir is None:
+                if kind == stat.S_IFREG and st.st_nlink > 1:
+                    linked.add(st, -1)
+            elif kind == stat.S_IFREG:
+                out = _copy_file(s_dir, d_dir, name, st)
                 _keep(out, None, st)
                 if st.st_nlink > 1:
-                    linked[(st.st_dev, st.st_ino)] = [out, st.st_nlink - 1]
+                    linked.add(st, out)
                 else:
                     os.close(out)
             elif kind == stat.S_IFLNK:
@@ -146,11 +176,13 @@ def _copy_entries(here: _Place, linked: dict[tuple[int, int], list[int]], met: i
     return folders, met
 
 
-def _copy_file(s_dir: int, d_dir: int, name: str) -> int:
-    """Copy the regular file ``name`` between the two folders, its data extents only; the new file, open."""
+def _copy_file(s_dir: int, d_dir: int, name: str, st: os.stat_result) -> int:
+    """Copy the regular file ``name`` between the two folders, its data extents only; the new file, open.
+    It has its owner from the start: a copy cut short leaves no file of root's for the bot."""
     inp = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=s_dir)
     try:
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d_dir)
+        os.fchown(out, st.st_uid, st.st_gid)
         size, at = os.fstat(inp).st_size, 0
         while at < size:
             try:

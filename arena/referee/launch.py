@@ -344,7 +344,8 @@ def _data_folder(data: Path, who: Any, spec: BotSpec, cwd: Path | None, hide: tu
 
         try:
             try:
-                identity.hand_over(fd, who, str(data))
+                if not _is_volume_fd(fd, data):  # a live volume's files are its bot's already: not walked again
+                    identity.hand_over(fd, who, str(data))
             except RecursionError:  # a folder deeper than identity.MAX_DEPTH slipped by: the bot's start fails
                 raise ValueError(f"the bot's data folder {str(data)!r} nests folders too deep to hand over to its "
                                  "user; remove the deep folders") from None
