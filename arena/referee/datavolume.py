@@ -215,10 +215,12 @@ def _mount_staging(image: Path, staging: Path) -> None:
     _mount(image, str(staging))
 
 
-def _room_for(files: int) -> None:
-    """Let this process hold ``files`` more descriptors (a copy holds each multiply-linked file open
-    until its last name): the soft limit is raised up to the hard one; OSError, before anything is
-    touched, where even that is too few."""
+def _ready_to_copy(src: int) -> None:
+    """Count what the folder open as ``src`` holds (OSError past ``NAMES`` names) and let this process
+    hold the descriptors its copy will (each multiply-linked file stays open until its last name):
+    the soft limit is raised up to the hard one; OSError where even that is too few.  Before the copy
+    touches anything."""
+    files = fdtree.copy_tree(src, None, NAMES)[1]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     need = files + 256
     if need <= soft:
@@ -290,7 +292,7 @@ def acquire(fd: int, folder: str, quota: int, uid: int, gid: int) -> None:
                     if fresh:
                         with contextlib.suppress(OSError):
                             os.rmdir("lost+found", dir_fd=top)
-                        _room_for(fdtree.copy_tree(fd, None, NAMES)[1])
+                        _ready_to_copy(fd)
                         fdtree.copy_tree(fd, top, NAMES)  # the folder's files, as they are
                         os.setxattr(top, MARK, key.encode())
                         os.setxattr(top, "trusted.arena.data", b"1")
@@ -371,7 +373,7 @@ def _copy_back(key: str, state: dict) -> None:
                     top = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
                     try:
                         try:  # counted first: the folder is not touched for a volume it could not take whole
-                            _room_for(fdtree.copy_tree(top, None, NAMES)[1])
+                            _ready_to_copy(top)
                         except OSError as e:
                             raise OSError(f"{state['folder']}: {e.strerror or e}; its volume stays at {image}") from e
                         fdtree.empty(fd)

@@ -80,17 +80,19 @@ class _Linked:
         self.files[(st.st_dev, st.st_ino)] = [out, st.st_nlink - 1]
         self.most = max(self.most, len(self.files))
 
-    def another_name(self, st: os.stat_result) -> int | None:
-        """The first copy of a file met before under another name (None if it was not), counted off."""
+    def first_copy(self, st: os.stat_result) -> int | None:
+        """The first copy (-1 when counting) of a file met before under another name, or None."""
         first = self.files.get((st.st_dev, st.st_ino))
-        if first is None:
-            return None
+        return None if first is None else first[0]
+
+    def count_off(self, st: os.stat_result) -> None:
+        """One more name of the file met: its first copy is closed once its last name is."""
+        first = self.files[(st.st_dev, st.st_ino)]
         first[1] -= 1
         if first[1] <= 0:
             del self.files[(st.st_dev, st.st_ino)]
             if first[0] >= 0:
                 os.close(first[0])
-        return first[0]
 
     def close(self) -> None:
         for out, _left in self.files.values():
@@ -153,10 +155,10 @@ def _copy_entries(here: _Place, linked: _Linked, met: int, names: int) -> tuple[
                 if d_dir is not None:
                     os.mkdir(name, 0o700, dir_fd=d_dir)
                     _keep(d_dir, name, st)
-            elif kind == stat.S_IFREG and st.st_nlink > 1 and (first := linked.files.get((st.st_dev, st.st_ino))):
-                if d_dir is not None:  # linked before the count, which may close the first copy
-                    os.link(f"/proc/self/fd/{first[0]}", name, dst_dir_fd=d_dir, follow_symlinks=True)
-                linked.another_name(st)
+            elif kind == stat.S_IFREG and (first := linked.first_copy(st)) is not None:
+                if d_dir is not None:  # linked before it is counted off, which may close the first copy
+                    os.link(f"/proc/self/fd/{first}", name, dst_dir_fd=d_dir, follow_symlinks=True)
+                linked.count_off(st)
             elif d_dir is None:
                 if kind == stat.S_IFREG and st.st_nlink > 1:
                     linked.add(st, -1)
