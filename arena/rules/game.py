@@ -85,12 +85,16 @@ class CheckedPlay:
 
 class Game:
     def __init__(self, rules: RuleSet, players: int, seed: int, suit_map: SuitMap | None = None,
-                 source: RandomSource | None = None) -> None:
+                 source: RandomSource | None = None, position: Position | None = None) -> None:
         """A new game: the first dealer is drawn and the first deal dealt (RULES 2).
 
         ``source`` gives every shuffle and random act; by default ``SeededSource(seed)``.
+        With ``position``, the game goes on from it instead (``from_position``).
         """
         self._constants(rules, players, seed, suit_map, source)
+        if position is not None:
+            self._resume(position)
+            return
         self.totals = [0] * players
         self.in_game = [True] * players
         self.left_in_deal: list[int | None] = [None] * players  # elimination (RULES 8)
@@ -138,20 +142,19 @@ class Game:
         Nothing is checked beyond the seat count: the position is taken as given, and
         ``deck_size`` is the number of cards in it.
         """
-        g = cls.__new__(cls)
-        g._constants(rules, len(position.hands), seed, suit_map, source)
-        p = position
-        g.totals, g.in_game, g.left_in_deal = list(p.totals), list(p.in_game), list(p.left_in_deal)
-        g.forfeited, g.deal_scores, g.end_reason = list(p.forfeited), [list(x) for x in p.deal_scores], p.end_reason
-        g.deal_no, g.dealer, g.log = p.deal_no, p.dealer, []
-        g.hands, g.stock, g.discard = [list(h) for h in p.hands], list(p.stock), list(p.discard)
-        g.melds, g.dead = [m.copy() for m in p.melds], list(p.dead)
-        g.opened, g.played_before = list(p.opened), list(p.played_before)
-        g.rebuilds, g.random_acts = p.rebuilds, p.random_acts
-        g.phase, g.turn, g.current, g.skip_draw = Phase(p.phase), p.turn, p.current, p.skip_draw
-        g.drawn, g.took_discard = p.drawn, p.took_discard
-        g.deck_size = p.card_count()
-        return g
+        return cls(rules, len(position.hands), seed, suit_map, source, position=position)
+
+    def _resume(self, p: Position) -> None:
+        self.totals, self.in_game, self.left_in_deal = list(p.totals), list(p.in_game), list(p.left_in_deal)
+        self.forfeited, self.deal_scores, self.end_reason = list(p.forfeited), [list(x) for x in p.deal_scores], p.end_reason
+        self.deal_no, self.dealer, self.log = p.deal_no, p.dealer, []
+        self.hands, self.stock, self.discard = [list(h) for h in p.hands], list(p.stock), list(p.discard)
+        self.melds, self.dead = [m.copy() for m in p.melds], list(p.dead)
+        self.opened, self.played_before = list(p.opened), list(p.played_before)
+        self.rebuilds, self.random_acts = p.rebuilds, p.random_acts
+        self.phase, self.turn, self.current, self.skip_draw = Phase(p.phase), p.turn, p.current, p.skip_draw
+        self.drawn, self.took_discard = p.drawn, p.took_discard
+        self.deck_size = p.card_count()
 
     def position(self) -> Position:
         """The whole state of the game now, as one value (``position.py``)."""

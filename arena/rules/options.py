@@ -145,8 +145,8 @@ def _convert(key: str, v: object) -> object:
             return None
         try:
             return value_table_from_data(v, key)
-        except ValueError as e:
-            raise RulesError(str(e)) from None
+        except ValueError as err:  # not `e`: mypyc gives a name one type per function (CardError above)
+            raise RulesError(str(err)) from None
     if key == "meld_all_at_once_deals":
         if not isinstance(v, (list, tuple)):
             raise RulesError(f"{key}: expected a list of deal numbers, got {v!r}")
