@@ -17,7 +17,10 @@ work shares the machine).  Each row gives its ratio to the target and the
 ``sum(range(1000))`` calibration time measured just before it, which tells how
 fast this Python ran at that moment (about 14 us on this machine when idle).
 
-Usage: ``python bench/engine.py [--games N] [--preset NAME ...] [--json]``.
+Where the engine runs compiled (``arena/compiled.py``), each preset is also played by the pure-Python
+engine in a child process (``ARENA_PURE=1``, same games, right after it), and ``vs_pure`` is the ratio.
+
+Usage: ``python bench/engine.py [--games N] [--preset NAME ...] [--json] [--no-pure]``.
 ``main()`` returns the figures as a dict (``bench/run`` imports it).
 """
 
@@ -25,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # before bench/ itself, whose protocol.py would hide the protocol package
 
+from arena import compiled  # noqa: E402
 from arena.rules.game import Game, Phase  # noqa: E402
 from arena.rules.options import resolve  # noqa: E402
 from arena.rules.presets import PRESETS  # noqa: E402
@@ -117,8 +123,18 @@ def openspiel_cpu_rate(steps: int = 40_000) -> float | None:
     return None if r is None else round(r["steps_per_cpu_s"], 1)
 
 
+def pure_row(preset: str, games: int) -> dict[str, Any]:
+    """``bench_preset``'s figures for the same games with the pure-Python engine, from a child process."""
+    out = subprocess.run([sys.executable, __file__, "--json", "--no-openspiel", "--no-pure", "--preset", preset,
+                          "--games", str(games)], env={**os.environ, compiled.PURE_ENV: "1"},
+                         check=True, capture_output=True, text=True, timeout=600).stdout
+    result = json.loads(out)
+    assert result["engine"] == "pure", result["engine"]
+    return dict(result["presets"][preset])
+
+
 def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bool = False,
-         openspiel: bool = True) -> dict[str, Any]:
+         openspiel: bool = True, pure: bool = True) -> dict[str, Any]:
     """Run the benchmark; print a table unless ``quiet``; return the figures.
 
     With ``openspiel`` (and open-spiel installed) its gin_rummy random play is timed before and
@@ -130,7 +146,15 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
     rows = []
     for p in names:
         before = calibration()
-        rows.append({**bench_preset(p, games), "calibration_us": before})
+        row = {**bench_preset(p, games), "calibration_us": before}
+        if pure and compiled.ENGINE == "compiled":
+            slow = pure_row(p, games)
+            if (slow["decisions"], slow["deals"]) != (row["decisions"], row["deals"]):
+                raise SystemExit(f"{p}: the pure engine played other games ({slow['decisions']} decisions, "
+                                 f"not {row['decisions']})")
+            row["pure_cpu_decisions_per_s"] = slow["cpu_decisions_per_s"]
+            row["vs_pure"] = round(row["cpu_decisions_per_s"] / row["pure_cpu_decisions_per_s"], 2)
+        rows.append(row)
     spiel.append(openspiel_cpu_rate() if openspiel else None)
     measured = [x for x in spiel if x is not None]
     spiel_rate = sum(measured) / len(measured) if measured else None
@@ -140,6 +164,8 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
         "benchmark": "engine",
         "policies": "greedy vs greedy",
         "python": platform.python_version(),
+        "engine": compiled.ENGINE,
+        "engine_reason": compiled.REASON,
         "machine": platform.machine(),
         "calibration_us_sum_range_1000": calib,
         "anchors": ANCHORS,
@@ -160,7 +186,8 @@ def main(games: int = DEFAULT_GAMES, presets: list[str] | None = None, quiet: bo
 def print_table(result: dict[str, Any]) -> None:
     head = (f"{'preset':<14}{'games':>6}{'decisions':>10}{'dec/s':>10}{'cpu dec/s':>10}{'vs target':>10}{'games/s':>9}"
             f"{'engine':>8}{'policy':>8}{'vs RLCard':>10}{'vs OpenSpiel':>13}{'calib us':>9}")
-    print(f"engine benchmark: {result['policies']}, 2 players, one core, Python {result['python']}; "
+    print(f"engine benchmark: {result['policies']}, 2 players, one core, Python {result['python']}, "
+          f"{result['engine']} engine ({result['engine_reason']}); "
           f"sum(range(1000)) takes {result['calibration_us_sum_range_1000']} us here")
     print(head)
     print("-" * len(head))
@@ -169,6 +196,10 @@ def print_table(result: dict[str, Any]) -> None:
               f"{r['cpu_decisions_per_s']:>10,.0f}{r['vs_target']:>9.2f}x{r['games_per_s']:>9.1f}"
               f"{r['engine_share']:>8.0%}{r['policy_share']:>8.0%}{r['vs_rlcard']:>9.2f}x{r['vs_openspiel']:>12.2f}x"
               f"{r['calibration_us']:>9.2f}")
+    pure = [r for r in result["presets"].values() if "vs_pure" in r]
+    if pure:
+        print("compiled over pure-Python engine, same games, per CPU s: "
+              + ", ".join(f"{r['preset']} {r['vs_pure']:.2f}x" for r in pure))
     spiel = result.get("openspiel_cpu_decisions_per_s")
     if spiel:
         print(f"OpenSpiel gin_rummy random play, timed in this run: {spiel:,.0f} decisions per CPU s; per preset "
@@ -187,8 +218,9 @@ def _cli(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", action="append", choices=list(PRESETS), help="preset(s) to run (default: all)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     ap.add_argument("--no-openspiel", action="store_true", help="do not time OpenSpiel's gin_rummy in the same run")
+    ap.add_argument("--no-pure", action="store_true", help="do not time the pure-Python engine beside the compiled one")
     args = ap.parse_args(argv)
-    result = main(args.games, args.preset, quiet=args.json, openspiel=not args.no_openspiel)
+    result = main(args.games, args.preset, quiet=args.json, openspiel=not args.no_openspiel, pure=not args.no_pure)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()

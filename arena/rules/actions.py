@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.rules.cards import Card, CardError, parse, text
+from arena.rules.frozen import by_fields
 from protocol import messages as wire
 
 
@@ -33,6 +34,9 @@ class Meld:
     marked: frozenset[int] = field(default_factory=frozenset)
     kind: str | None = None
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
+
 
 @dataclass(frozen=True, slots=True)
 class LayOff:
@@ -41,12 +45,18 @@ class LayOff:
     marked: frozenset[int] = field(default_factory=frozenset)
     end: str | None = None
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Swap:
     meld: int
     card: Card
     wild: Card | None = None
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
 
 
 TableAction = Meld | LayOff | Swap
@@ -56,6 +66,9 @@ TableAction = Meld | LayOff | Swap
 class Play:
     actions: tuple[TableAction, ...] = ()
     discard: Card | None = None
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
 
 
 def _cards(raw: list[str], where: str) -> tuple[tuple[Card, ...], frozenset[int]]:

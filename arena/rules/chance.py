@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from arena.rules.cards import Card
+from arena.rules.frozen import by_fields
 
 
 class Shuffler(Protocol):
@@ -56,3 +57,6 @@ class SeededSource:
 
     def act(self, deal: int, k: int) -> Shuffler:
         return self._rng("deal", deal, "act", k)
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena.rules.cards import Card
+from arena.rules.frozen import by_fields
 from arena.rules.melds import TableMeld
 
 
@@ -49,3 +50,6 @@ class Position:
         """Every card of the deal, wherever it is."""
         return (sum(len(h) for h in self.hands) + len(self.stock) + len(self.discard)
                 + sum(len(m.cards) for m in self.melds) + len(self.dead))
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)

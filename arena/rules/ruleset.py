@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from arena.rules.cards import RANK_NAMES
+from arena.rules.frozen import by_fields
 from arena.rules.values import ValueTable
 
 Ace = Literal["low", "high_or_low", "wrap"]
@@ -189,6 +190,10 @@ class RuleSet:
                 v = v.to_data()
             out[f.name] = v
         return out
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
+
 
 PER_COUNT_OPTIONS = ("decks", "jokers", "hand_size")
 OPTION_NAMES = tuple(f.name for f in fields(RuleSet) if f.name != "name")

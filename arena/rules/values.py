@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena.rules.cards import JOKER, RANKS, Card, rank_of
+from arena.rules.frozen import by_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,9 @@ class ValueTable:
         if self.ace_low_in_run is not None:
             data["ace_low_in_run"] = self.ace_low_in_run
         return data
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)
 
 
 def _pips(ace: int, jack: int, queen: int, king: int) -> tuple[int, ...]:

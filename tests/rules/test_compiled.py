@@ -1,0 +1,126 @@
+"""The engine's two builds (arena/compiled.py): the mypyc one is used where it can be, only while it is
+whole and current, and plays exactly the games the pure-Python source plays."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena import compiled
+
+ROOT = Path(compiled.__file__).resolve().parent.parent
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+# Plays greedy, greedy-eps10 and random games of every preset at 2 and 4 seats (where allowed) and
+# prints the engine in use, each engine module's file and a hash of every game's log.
+GAMES = """
+import hashlib, importlib, json, msgspec
+from arena import compiled
+from arena.rules.options import resolve
+from arena.rules.presets import PRESETS
+from arena.selfplay import play_game, policies_for
+logs = {}
+for preset in PRESETS:
+    rules = resolve(preset)
+    for names in (["greedy", "random"], ["greedy-eps10", "greedy", "random", "greedy"]):
+        if not rules.players[0] <= len(names) <= rules.players[1]:
+            continue
+        for seed in (1, 2):
+            game, decisions = play_game(rules, policies_for(rules, names, seed), seed)
+            logs[f"{preset}/{len(names)}/{seed}"] = [decisions, hashlib.sha256(msgspec.json.encode(game.log)).hexdigest()]
+files = {m: importlib.import_module(m).__file__ for m in compiled.COMPILED}
+print(json.dumps({"engine": compiled.ENGINE, "files": files, "logs": logs}))
+"""
+
+
+def run_games(pure: bool) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
+    if pure:
+        env[compiled.PURE_ENV] = "1"
+    out = subprocess.run([sys.executable, "-c", GAMES], env=env, cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=300, start_new_session=True).stdout
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def test_a_machine_with_a_c_compiler_runs_the_compiled_engine() -> None:
+    # The README's install commands build it; a machine without a compiler installs and runs the source.
+    if os.environ.get(compiled.PURE_ENV) == "1" or shutil.which("cc") is None:
+        assert compiled.ENGINE == "pure"
+        return
+    assert compiled.ENGINE == "compiled", compiled.REASON
+    assert compiled.build_problem() is None
+    game = importlib.import_module("arena.rules.game")
+    assert str(game.__file__).endswith(SUFFIX)
+
+
+@pytest.mark.slow
+def test_the_compiled_and_the_pure_engine_play_the_same_games() -> None:
+    pure = run_games(pure=True)
+    assert pure["engine"] == "pure"
+    assert all(str(f).endswith(".py") for f in pure["files"].values())  # type: ignore[attr-defined]
+    default = run_games(pure=False)
+    assert default["engine"] == compiled.ENGINE
+    assert len(pure["logs"]) >= 20  # type: ignore[arg-type]
+    assert default["logs"] == pure["logs"]
+
+
+def fake_build(root: Path, modules: tuple[str, ...]) -> None:
+    """A tree under ``root`` with the sources of ``modules``, an extension file for each and the manifest."""
+    for m in modules:
+        src = compiled.source_of(m, root)
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text(f"NAME = {m!r}\n")
+        src.with_name(src.stem + SUFFIX).write_bytes(b"")
+    (root / "arena" / (compiled.GROUP.split(".")[-1] + "__mypyc" + SUFFIX)).write_bytes(b"")
+    manifest = root / "arena" / compiled.MANIFEST.name
+    manifest.write_text(json.dumps({m: compiled.digest(compiled.source_of(m, root)) for m in modules}))
+
+
+def test_a_build_is_refused_when_a_source_changed_a_module_is_missing_or_there_is_no_manifest(tmp_path: Path) -> None:
+    modules = ("arena.policies", "arena.rules.cards", "arena.rules.game")
+    fake_build(tmp_path, modules)
+    assert compiled.build_problem(tmp_path, modules) is None
+
+    cards = compiled.source_of("arena.rules.cards", tmp_path)
+    cards.write_text(cards.read_text() + "# edited after the build\n")
+    assert compiled.build_problem(tmp_path, modules) == (
+        "arena/rules/cards.py changed since the build (pip install -e . rebuilds it)")
+
+    fake_build(tmp_path, modules)
+    compiled.source_of("arena.rules.game", tmp_path).with_suffix(SUFFIX).unlink()
+    assert compiled.build_problem(tmp_path, modules) == "the build lacks arena.rules.game"
+
+    fake_build(tmp_path, modules)
+    (tmp_path / "arena" / (compiled.GROUP.split(".")[-1] + "__mypyc" + SUFFIX)).unlink()
+    assert compiled.build_problem(tmp_path, modules) == f"the build lacks {compiled.GROUP}__mypyc"
+
+    (tmp_path / "arena" / compiled.MANIFEST.name).unlink()
+    problem = compiled.build_problem(tmp_path, modules)
+    assert problem is not None and problem.startswith("no compiled build")
+
+
+def test_the_engines_values_survive_pickling_as_a_dask_worker_gets_them() -> None:
+    import pickle
+
+    from arena.rules.actions import LayOff, Meld, Play, Swap
+    from arena.rules.chance import SeededSource
+    from arena.rules.game import Game
+    from arena.rules.options import resolve
+    from arena.rules.presets import PRESETS
+
+    game = Game(resolve("german"), 3, 7)
+    values: list[object] = [resolve(p) for p in PRESETS]
+    values += [resolve("basic").card_values, SeededSource(5), game.position(), game.observation(1),
+               Play((Meld((1, 2, 3), frozenset({2}), "run"), LayOff(0, (4,), end="high"), Swap(1, 5, 6)), 9)]
+    for value in values:
+        again = pickle.loads(pickle.dumps(value))
+        assert type(again) is type(value) and again == value
