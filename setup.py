@@ -25,7 +25,7 @@ from arena.compiled import COMPILED, GROUP, MANIFEST, PURE_ENV, digest, source_o
 def _why_not() -> str | None:
     if os.environ.get(PURE_ENV) == "1":
         return f"{PURE_ENV}=1"
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler})"
     try:
