@@ -25,7 +25,7 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILED = (
-    "arena.policies",
+    "arena.policies", "arena.env.encoding",
     "arena.rules.actions", "arena.rules.cards", "arena.rules.chance", "arena.rules.frozen", "arena.rules.game",
     "arena.rules.melds", "arena.rules.memo", "arena.rules.observation", "arena.rules.options",
     "arena.rules.position", "arena.rules.presets", "arena.rules.ruleset", "arena.rules.scoring",
