@@ -26,7 +26,8 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 COMPILED = (
     "arena.policies", "arena.env.encoding",
-    "arena.rules.actions", "arena.rules.cards", "arena.rules.chance", "arena.rules.frozen", "arena.rules.game",
+    "arena.rules.actions", "arena.rules.candidates", "arena.rules.cards", "arena.rules.chance", "arena.rules.frozen",
+    "arena.rules.game",
     "arena.rules.melds", "arena.rules.memo", "arena.rules.observation", "arena.rules.options",
     "arena.rules.position", "arena.rules.presets", "arena.rules.ruleset", "arena.rules.scoring",
     "arena.rules.search", "arena.rules.suits", "arena.rules.turn", "arena.rules.values",

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.candidates import candidate_melds, candidate_shapes
 from arena.rules.cards import JOKER, Card
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
-from arena.rules.search import candidate_melds, candidate_shapes, safe_play
+from arena.rules.search import safe_play
 from arena.rules.turn import TurnView, simulate_play
 
 

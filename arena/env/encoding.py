@@ -24,9 +24,10 @@ import numpy as np
 from arena.policies import GreedyPolicy
 from arena.referee.wire import observation as wire_observation
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, Meld, Play, Swap
+from arena.rules.candidates import candidate_melds
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
-from arena.rules.search import candidate_melds, safe_play
+from arena.rules.search import safe_play
 from arena.rules.turn import TurnView, simulate_play
 
 CARDS = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)

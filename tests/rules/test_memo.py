@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.rules import memo
+from arena.rules.candidates import _Pools, _runs, _sets, _shape_of, _wild_rank_set, candidate_shapes
 from arena.rules.cards import full_deck
 from arena.rules.melds import MeldError, _form_meld, form_meld
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
-from arena.rules.search import _Pools, _runs, _sets, _shape_of, _wild_rank_set, candidate_shapes
 from tests.engine_helpers import cards
 
 

@@ -309,8 +309,8 @@ def test_greedy_fast_helpers_agree_with_their_plain_definitions(preset: str, wil
                                                                 data: st.DataObject) -> None:
     """The policy's speed-ups (``_partials``, ``candidate_shapes``) change no decision."""
     from arena.policies import _partials
+    from arena.rules.candidates import candidate_shapes
     from arena.rules.melds import form_meld
-    from arena.rules.search import candidate_shapes
 
     rules = resolve(preset, {**({"wild_rank": wild} if wild else {}), **({"ace": ace} if ace else {})} or None)
     deck = full_deck(2, 4)

@@ -41,13 +41,13 @@ from arena.policies import Policy
 from arena.record_check import RecordError, check_header
 from arena.referee import wire
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, play_from_wire, play_to_wire
+from arena.rules.candidates import candidate_melds
 from arena.rules.cards import JOKER, SUITS, Card, parse, rank_of, suit_of, text
 from arena.rules.game import Game, Phase
 from arena.rules.log import DealStart, wire_meld
 from arena.rules.options import OPTION_NAMES, RuleSet, resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, ReplayError, replay
-from arena.rules.search import candidate_melds
 from arena.rules.suits import (
     ALL_SUIT_MAPS,
     IDENTITY,
