@@ -8,6 +8,7 @@ decides at import, from the manifest written here).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arena.compiled import COMPILED, GROUP, MANIFEST, PURE_ENV, digest, source_of
+from arena.compiled import COMPILED, FORMAT, GROUP, MANIFEST, PURE_ENV, ROOT, SUFFIX, digest, source_of
 
 
 def _why_not() -> str | None:
@@ -35,18 +36,43 @@ def _why_not() -> str | None:
     return None
 
 
+def _read_by(modules: tuple[str, ...]) -> list[str]:
+    """The project's modules outside ``modules`` that they import: mypyc compiles against their types too."""
+    found: set[str] = set()
+    for m in modules:
+        for node in ast.walk(ast.parse(source_of(m).read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found.update(n for n in names if n.split(".")[0] in ("arena", "protocol") and source_of(n).is_file())
+    return sorted(found - set(modules))
+
+
+# taken before mypyc reads the sources, so an edit made during the build is not recorded as built
+SOURCES = {"compiled": {m: digest(source_of(m)) for m in COMPILED},
+           "read": {m: digest(source_of(m)) for m in _read_by(COMPILED)}}
+
+
 class BuildEngine(build_ext):
-    """Builds the extensions as optional ones, then writes the manifest only if every one was built."""
+    """Builds the extensions as optional ones; writes the manifest only if this build made every one."""
+
+    def build_extension(self, ext: Extension) -> None:
+        super().build_extension(ext)  # raises on a failed compile (reported as a warning: optional)
+        self.made.add(ext.name)
 
     def run(self) -> None:
+        self.made: set[str] = set()
         for ext in self.extensions:
             ext.optional = True  # a failed compile leaves the pure-Python package, not a failed install
         super().run()
         out = Path(".") if self.inplace else Path(self.build_lib)
-        built = [ext for ext in self.extensions if (out / self.get_ext_filename(ext.name)).exists()]
-        manifest = out / MANIFEST.relative_to(MANIFEST.parent.parent)
-        if len(built) == len(self.extensions):
-            manifest.write_text(json.dumps({m: digest(source_of(m)) for m in COMPILED}, indent=1) + "\n")
+        manifest = out / MANIFEST.relative_to(ROOT)
+        if self.inplace:  # an extension left from an earlier build of a module no longer compiled
+            ours = {str(Path(self.get_ext_filename(ext.name))) for ext in self.extensions}
+            for stray in Path("arena").rglob("*" + SUFFIX):
+                if str(stray) not in ours:
+                    stray.unlink()
+        if self.extensions and self.made == {ext.name for ext in self.extensions}:
+            manifest.write_text(json.dumps({"format": FORMAT, "suffix": SUFFIX, **SOURCES}, indent=1) + "\n")
         else:
             manifest.unlink(missing_ok=True)
             print("arena: the engine was not compiled; it runs as pure Python", file=sys.stderr)
@@ -54,17 +80,17 @@ class BuildEngine(build_ext):
 
 def extensions() -> list[Extension]:
     why = _why_not()
-    if why is not None:
-        print(f"arena: not compiling the engine ({why}); it runs as pure Python", file=sys.stderr)
-        return []
-    from mypyc.build import mypycify
+    if why is None:
+        from mypyc.build import mypycify
 
-    paths = ["/".join(m.split(".")) + ".py" for m in COMPILED]
-    try:
-        return mypycify(["--no-warn-unused-configs", *paths], opt_level="3", group_name=GROUP)
-    except (Exception, SystemExit) as e:  # noqa: BLE001 (mypyc exits on a type error; never fail the install)
-        print(f"arena: mypyc could not compile the engine ({e!r}); it runs as pure Python", file=sys.stderr)
-        return []
+        paths = ["/".join(m.split(".")) + ".py" for m in COMPILED]
+        try:
+            return mypycify(["--no-warn-unused-configs", *paths], opt_level="3", group_name=GROUP)
+        except (Exception, SystemExit) as e:  # noqa: BLE001 (mypyc exits on a type error; never fail the install)
+            why = f"mypyc could not compile it: {e!r}"
+    MANIFEST.unlink(missing_ok=True)  # this tree's earlier build, if any, is not this install's
+    print(f"arena: not compiling the engine ({why}); it runs as pure Python", file=sys.stderr)
+    return []
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildEngine})

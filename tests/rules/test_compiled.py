@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,8 @@ def run_games(pure: bool) -> dict[str, object]:
 
 def test_a_machine_with_a_c_compiler_runs_the_compiled_engine() -> None:
     # The README's install commands build it; a machine without a compiler installs and runs the source.
-    if os.environ.get(compiled.PURE_ENV) == "1" or shutil.which("cc") is None:
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]  # as setup.py looks
+    if os.environ.get(compiled.PURE_ENV) == "1" or shutil.which(compiler) is None:
         assert compiled.ENGINE == "pure"
         return
     assert compiled.ENGINE == "compiled", compiled.REASON
@@ -73,38 +75,61 @@ def test_the_compiled_and_the_pure_engine_play_the_same_games() -> None:
     assert default["logs"] == pure["logs"]
 
 
-def fake_build(root: Path, modules: tuple[str, ...]) -> None:
-    """A tree under ``root`` with the sources of ``modules``, an extension file for each and the manifest."""
-    for m in modules:
+def fake_build(root: Path, modules: tuple[str, ...], read: tuple[str, ...] = ()) -> Path:
+    """A tree under ``root`` with the sources of ``modules`` and ``read``, an extension file for each of
+    ``modules`` and the manifest, as setup.py writes it; returns the manifest's path."""
+    for m in (*modules, *read):
         src = compiled.source_of(m, root)
         src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text(f"NAME = {m!r}\n")
-        src.with_name(src.stem + SUFFIX).write_bytes(b"")
+        if m in modules:
+            src.with_name(src.stem + SUFFIX).write_bytes(b"")
     (root / "arena" / (compiled.GROUP.split(".")[-1] + "__mypyc" + SUFFIX)).write_bytes(b"")
     manifest = root / "arena" / compiled.MANIFEST.name
-    manifest.write_text(json.dumps({m: compiled.digest(compiled.source_of(m, root)) for m in modules}))
+    hashes = {kind: {m: compiled.digest(compiled.source_of(m, root)) for m in names}
+              for kind, names in (("compiled", modules), ("read", read))}
+    manifest.write_text(json.dumps({"format": compiled.FORMAT, "suffix": SUFFIX, **hashes}))
+    return manifest
+
+
+MODULES = ("arena.policies", "arena.rules.cards", "arena.rules.game")
 
 
 def test_a_build_is_refused_when_a_source_changed_a_module_is_missing_or_there_is_no_manifest(tmp_path: Path) -> None:
-    modules = ("arena.policies", "arena.rules.cards", "arena.rules.game")
-    fake_build(tmp_path, modules)
-    assert compiled.build_problem(tmp_path, modules) is None
+    fake_build(tmp_path, MODULES, read=("protocol.messages",))
+    assert compiled.build_problem(tmp_path, MODULES) is None
 
     cards = compiled.source_of("arena.rules.cards", tmp_path)
     cards.write_text(cards.read_text() + "# edited after the build\n")
-    assert compiled.build_problem(tmp_path, modules) == (
+    assert compiled.build_problem(tmp_path, MODULES) == (
         "arena/rules/cards.py changed since the build (pip install -e . rebuilds it)")
 
-    fake_build(tmp_path, modules)
+    fake_build(tmp_path, MODULES, read=("protocol.messages",))  # a module it was compiled against
+    compiled.source_of("protocol.messages", tmp_path).write_text("NAME = 'a new type'\n")
+    assert compiled.build_problem(tmp_path, MODULES) == (
+        "protocol/messages.py changed since the build (pip install -e . rebuilds it)")
+
+    fake_build(tmp_path, MODULES)
     compiled.source_of("arena.rules.game", tmp_path).with_suffix(SUFFIX).unlink()
-    assert compiled.build_problem(tmp_path, modules) == "the build lacks arena.rules.game"
+    assert compiled.build_problem(tmp_path, MODULES) == "the build lacks arena.rules.game"
 
-    fake_build(tmp_path, modules)
+    fake_build(tmp_path, MODULES)
     (tmp_path / "arena" / (compiled.GROUP.split(".")[-1] + "__mypyc" + SUFFIX)).unlink()
-    assert compiled.build_problem(tmp_path, modules) == f"the build lacks {compiled.GROUP}__mypyc"
+    assert compiled.build_problem(tmp_path, MODULES) == f"the build lacks {compiled.GROUP}__mypyc"
 
-    (tmp_path / "arena" / compiled.MANIFEST.name).unlink()
-    problem = compiled.build_problem(tmp_path, modules)
+    fake_build(tmp_path, MODULES)
+    assert compiled.build_problem(tmp_path, MODULES[:2]) == "the build compiled another list of modules"
+
+    manifest = fake_build(tmp_path, MODULES)
+    manifest.write_text(manifest.read_text().replace(SUFFIX, ".cpython-399-x86_64-linux-gnu.so"))
+    problem = compiled.build_problem(tmp_path, MODULES)
+    assert problem is not None and problem.startswith("the build is for another Python")
+
+    manifest.write_text(json.dumps(dict.fromkeys(MODULES, "a hash")))  # an older manifest
+    assert compiled.build_problem(tmp_path, MODULES) == "the build's manifest is of another format"
+
+    manifest.unlink()
+    problem = compiled.build_problem(tmp_path, MODULES)
     assert problem is not None and problem.startswith("no compiled build")
 
 
