@@ -42,6 +42,14 @@ def _discardable(view: TurnView, cards: list[Card]) -> list[Card]:
     return [c for c in cards if not (view.took_discard and c == view.drawn)]
 
 
+def _restored(cls: Callable[[RuleSet], object], rules: RuleSet, state: dict[str, object]) -> object:
+    """A policy copied or unpickled: made anew, then given its state (compiled, it has no other way)."""
+    policy = cls(rules)
+    for name, value in state.items():
+        setattr(policy, name, value)
+    return policy
+
+
 class RandomPolicy:
     """Uniform over a sensible set of legal moves: each legal plain discard, and each
     single meld the hand allows followed by a random discard."""
@@ -49,6 +57,9 @@ class RandomPolicy:
     def __init__(self, rules: RuleSet, seed: int = 0) -> None:
         self.rules = rules
         self.rng = random.Random(seed)
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return _restored, (RandomPolicy, self.rules, {"rng": self.rng})
 
     def draw(self, obs: Observation) -> str:
         return self.rng.choice(obs.legal_draws) if obs.legal_draws else STOCK
@@ -127,6 +138,9 @@ class GreedyPolicy:
         self._values = [rules.values.card(c, high) if c == JOKER or c >= 4 else 0 for c in range(56)]
         # lay-off order: naturals before jokers, higher values first (sort key by card)
         self._layoff_order = [(c == JOKER, -v) for c, v in enumerate(self._values)]
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return GreedyPolicy, (self.rules,)  # no state beyond its rules
 
     # -- draw -------------------------------------------------------------
     def draw(self, obs: Observation) -> str:
@@ -373,6 +387,10 @@ class EpsilonGreedyPolicy:
         self.greedy = GreedyPolicy(rules, seed)
         self.random = RandomPolicy(rules, seed)
         self.rng = random.Random(f"eps:{seed}")
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return _restored, (EpsilonGreedyPolicy, self.greedy.rules,
+                           {"greedy": self.greedy, "random": self.random, "rng": self.rng, "EPSILON": self.EPSILON})
 
     def draw(self, obs: Observation) -> str:
         return (self.random if self.rng.random() < self.EPSILON else self.greedy).draw(obs)

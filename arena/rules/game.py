@@ -34,6 +34,7 @@ effects), and a stock rebuild before the draw it made possible (RULES 6.3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -155,6 +156,10 @@ class Game:
         self.phase, self.turn, self.current, self.skip_draw = Phase(p.phase), p.turn, p.current, p.skip_draw
         self.drawn, self.took_discard = p.drawn, p.took_discard
         self.deck_size = p.card_count()
+
+    def __reduce__(self) -> tuple[Callable[..., Game], tuple[object, ...]]:
+        """Copied and pickled as its position and log (compiled, a ``Game`` has no other way)."""
+        return _resumed, (self.rules, self.seed, self.suit_map, self.source, self.position(), list(self.log))
 
     def position(self) -> Position:
         """The whole state of the game now, as one value (``position.py``)."""
@@ -521,3 +526,9 @@ class Game:
         """The referee's ``default`` move now (``search.safe_play``)."""
         return search.safe_play(self.rules, self.turn_view())
 
+
+def _resumed(rules: RuleSet, seed: int, suit_map: SuitMap | None, source: RandomSource, position: Position,
+             log: list[Entry]) -> Game:
+    game = Game.from_position(rules, position, seed, suit_map, source)
+    game.log = log
+    return game

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena import compiled
+from arena.rules.game import Game, Phase
 
 ROOT = Path(compiled.__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -25,6 +26,7 @@ SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 GAMES = """
 import hashlib, importlib, json, msgspec
 from arena import compiled
+from arena.rules.game import Game, Phase
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.selfplay import play_game, policies_for
@@ -149,3 +151,35 @@ def test_the_engines_values_survive_pickling_as_a_dask_worker_gets_them() -> Non
     for value in values:
         again = pickle.loads(pickle.dumps(value))
         assert type(again) is type(value) and again == value
+
+
+def test_a_game_and_its_policies_copied_or_pickled_mid_game_play_on_as_the_originals() -> None:
+    import copy
+    import pickle
+
+    import msgspec
+
+    from arena.rules.options import resolve
+    from arena.selfplay import policies_for
+
+    rules = resolve("basic")
+    game = Game(rules, 3, 11)
+    policies = policies_for(rules, ["greedy", "random", "greedy-eps10"], 11)
+
+    def play(g: Game, pols: list, decisions: int) -> None:
+        for _ in range(decisions):
+            if g.over:
+                return
+            obs = g.observation(g.current)
+            if g.phase is Phase.DRAW:
+                g.draw(pols[g.current].draw(obs))
+            else:
+                g.play(pols[g.current].play(obs))
+
+    play(game, policies, 25)
+    copies = [copy.deepcopy((game, policies)), pickle.loads(pickle.dumps((game, policies)))]
+    assert all(g.position() == game.position() and g.log == game.log for g, _ in copies)
+    for g, pols in [(game, policies), *copies]:
+        play(g, pols, 400)
+    logs = {msgspec.json.encode(g.log) for g, _ in [(game, policies), *copies]}
+    assert len(logs) == 1 and len(game.log) > 60
