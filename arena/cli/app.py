@@ -44,9 +44,10 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from arena import __version__
+        from arena import __version__, compiled
 
-        typer.echo(f"arena {__version__}")
+        engine = "compiled engine" if compiled.ENGINE == "compiled" else f"pure-Python engine: {compiled.REASON}"
+        typer.echo(f"arena {__version__} ({engine})")
         raise typer.Exit(0)
 
 

@@ -31,9 +31,10 @@ def _entries(record: Path) -> list[dict]:
 
 @pytest.mark.slow
 def test_version_short_help_and_no_type_placeholders():
-    from arena import __version__
+    from arena import __version__, compiled
 
-    assert arena("--version").stdout.strip() == f"arena {__version__}"
+    engine = "compiled engine" if compiled.ENGINE == "compiled" else f"pure-Python engine: {compiled.REASON}"
+    assert arena("--version").stdout.strip() == f"arena {__version__} ({engine})"
     for command in COMMANDS:
         shown = arena(command, "-h", env={**os.environ, "COLUMNS": "100"})
         assert shown.returncode == 0, (command, shown.stderr)
