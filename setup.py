@@ -13,20 +13,19 @@ import json
 import os
 import shutil
 import sys
-import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arena.compiled import COMPILED, FORMAT, GROUP, MANIFEST, PURE_ENV, ROOT, SUFFIX, digest, source_of
+from arena.compiled import COMPILED, FORMAT, GROUP, MANIFEST, PURE_ENV, ROOT, SUFFIX, c_compiler, digest, source_of
 
 
 def _why_not() -> str | None:
     if os.environ.get(PURE_ENV) == "1":
         return f"{PURE_ENV}=1"
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = c_compiler()
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler})"
     try:

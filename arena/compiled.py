@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import sys
+import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -45,6 +46,11 @@ PURE_ENV = "ARENA_PURE"
 
 ENGINE = "pure"  # "compiled", or "pure" with REASON saying why
 REASON = "not chosen yet"
+
+
+def c_compiler() -> str:
+    """The C compiler an extension build would run: ``$CC``, else the one Python was built with."""
+    return (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
 
 
 def source_of(module: str, root: Path = ROOT) -> Path:

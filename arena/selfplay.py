@@ -14,17 +14,22 @@ from arena.rules.game import Game, Phase
 from arena.rules.options import RuleSet
 
 
+def step(game: Game, policies: Sequence[Policy]) -> None:
+    """One decision: the seat to act asks its policy and the engine applies the answer."""
+    seat = game.current
+    obs = game.observation(seat)
+    if game.phase is Phase.DRAW:
+        game.draw(policies[seat].draw(obs))
+    else:
+        game.play(policies[seat].play(obs))
+
+
 def play_game(rules: RuleSet, policies: Sequence[Policy], seed: int) -> tuple[Game, int]:
     """Play one game to its end; returns the game and the number of decisions taken."""
     game = Game(rules, len(policies), seed)
     decisions = 0
     while not game.over:
-        seat = game.current
-        obs = game.observation(seat)
-        if game.phase is Phase.DRAW:
-            game.draw(policies[seat].draw(obs))
-        else:
-            game.play(policies[seat].play(obs))
+        step(game, policies)
         decisions += 1
     return game, decisions
 

@@ -10,13 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from arena import compiled
-from arena.rules.game import Game, Phase
+from arena.rules.game import Game
 
 ROOT = Path(compiled.__file__).resolve().parent.parent
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -26,7 +25,7 @@ SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 GAMES = """
 import hashlib, importlib, json, msgspec
 from arena import compiled
-from arena.rules.game import Game, Phase
+from arena.rules.game import Game
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.selfplay import play_game, policies_for
@@ -56,8 +55,7 @@ def run_games(pure: bool) -> dict[str, object]:
 
 def test_a_machine_with_a_c_compiler_runs_the_compiled_engine() -> None:
     # The README's install commands build it; a machine without a compiler installs and runs the source.
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]  # as setup.py looks
-    if os.environ.get(compiled.PURE_ENV) == "1" or shutil.which(compiler) is None:
+    if os.environ.get(compiled.PURE_ENV) == "1" or shutil.which(compiled.c_compiler()) is None:
         assert compiled.ENGINE == "pure"
         return
     assert compiled.ENGINE == "compiled", compiled.REASON
@@ -160,7 +158,7 @@ def test_a_game_and_its_policies_copied_or_pickled_mid_game_play_on_as_the_origi
     import msgspec
 
     from arena.rules.options import resolve
-    from arena.selfplay import policies_for
+    from arena.selfplay import policies_for, step
 
     rules = resolve("basic")
     game = Game(rules, 3, 11)
@@ -168,13 +166,8 @@ def test_a_game_and_its_policies_copied_or_pickled_mid_game_play_on_as_the_origi
 
     def play(g: Game, pols: list, decisions: int) -> None:
         for _ in range(decisions):
-            if g.over:
-                return
-            obs = g.observation(g.current)
-            if g.phase is Phase.DRAW:
-                g.draw(pols[g.current].draw(obs))
-            else:
-                g.play(pols[g.current].play(obs))
+            if not g.over:
+                step(g, pols)
 
     play(game, policies, 25)
     copies = [copy.deepcopy((game, policies)), pickle.loads(pickle.dumps((game, policies)))]

@@ -31,7 +31,7 @@ from arena.rules.log import DealEnd, DealStart, DrawEntry, Entry, GameEnd, Layof
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import header_of, replay
-from arena.selfplay import play_game, policies_for
+from arena.selfplay import play_game, policies_for, step
 from tests.engine_helpers import card_count
 from tests.oracles import in_partial
 
@@ -129,11 +129,7 @@ def drive(g: Game, names: list[str], seed: int, garbage: float = 0.0) -> dict[st
             kind, action = rng.choice(illegal_candidates(g, rng))
             stats["rejected"] += attempt(g, kind, action)
             continue
-        obs = g.observation(g.current)
-        if g.phase is Phase.DRAW:
-            g.draw(policies[g.current].draw(obs))
-        else:
-            g.play(policies[g.current].play(obs))
+        step(g, policies)
         stats["steps"] += 1
         assert stats["steps"] < STEP_CAP, "the game did not end"
     assert card_count(g) == g.deck_size
