@@ -169,6 +169,7 @@ def test_huge_numbers(msg_type: str, field: str, digits: int, prefix: str) -> No
     check(with_field(msg_type, field, number))
 
 
+@pytest.mark.slow  # near the fast tier's 1 s of CPU on a loaded machine (1.0 s beside the timing tier)
 @FUZZ
 @given(st.sampled_from(list(BASES)), st.binary(min_size=1, max_size=64), st.integers(0, 200))
 def test_invalid_utf8_and_nuls_spliced_into_a_message(msg_type: str, junk: bytes, at: int) -> None:
