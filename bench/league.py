@@ -116,7 +116,7 @@ def analytic_oracle(n: int, k: int, sd: float, seed: int, top: int, last: int) -
     expected misordered pairs of ``league_oracle``, no games played): the issue's yardstick."""
     from scipy.optimize import brentq
 
-    from arena.tournament.schedule import balanced_subset
+    from arena.tournament.designs import balanced_subset
 
     truth = league_sim.Field.make(n, k, sd, seed, DEAL_SD, "analytic").truth
     subset = np.array(balanced_subset(n, k, last // k, seed))

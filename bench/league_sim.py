@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.tournament import ratings
+from arena.tournament.designs import balanced_subset
 from arena.tournament.matchmaking import league_round
-from arena.tournament.schedule import balanced_subset
 
 LEAGUE_FORMATS = ("swiss", "adaptive", "uneven", "top")
 

@@ -37,8 +37,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from arena.tournament import ratings  # noqa: E402
+from arena.tournament.designs import balanced_subset  # noqa: E402
 from arena.tournament.matchmaking import league_round  # noqa: E402
-from arena.tournament.schedule import balanced_subset  # noqa: E402
 from arena.tournament.standings_stats import top_chances  # noqa: E402
 from bench.league_sim import Field  # noqa: E402
 

@@ -118,7 +118,7 @@ def run(
     cluster: Annotated[str | None, typer.Option("--cluster", help="Play the games on the Dask cluster whose scheduler is at this address (tcp://HOST:8786), as \\[executor] cluster in the file.")] = None,
 ) -> None:
     """Run a whole tournament: validate, start every bot once, play every game in parallel, journal, standings."""
-    from arena.tournament import schedule
+    from arena.tournament import designs, schedule
     from arena.tournament.progress import RunView, choose_mode
     from arena.tournament.runner import run as run_tournament
     from arena.untrusted import shown
@@ -142,7 +142,7 @@ def run(
     on_cluster = cluster or t.executor.cluster
     where = f"on the Dask cluster at {on_cluster}" if on_cluster else f"concurrency {t.concurrency}"
     typer.echo(f"{shown(t.name)}: {total} games ({schedule.table_count(t)} tables x {t.deal_sets} deal-sets x "
-               f"{len(schedule.seatings(t.seats, t.seating))} seatings), {where}; results in {_shown_path(folder)}",
+               f"{len(designs.seatings(t.seats, t.seating))} seatings), {where}; results in {_shown_path(folder)}",
                err=True)
     live = None
     if report:

@@ -172,7 +172,7 @@ def history(c: Checker, data: dict[str, Any], bots: tuple[BotSpec, ...] | None, 
 
 def size(c: Checker, t: Tournament, deal_sets_given: bool) -> None:
     """Refuse a schedule of more than ``max_games`` games (a typo such as an extra digit)."""
-    from arena.tournament import schedule
+    from arena.tournament import designs, schedule
 
     total = schedule.total_games(t)
     if total <= t.max_games:
@@ -181,7 +181,7 @@ def size(c: Checker, t: Tournament, deal_sets_given: bool) -> None:
         c.err(("games",), f"{total:,} games (whole rounds) is more than max_games = {t.max_games:,}; "
                           f"lower games, or raise max_games")
         return
-    tables, seatings = schedule.table_count(t), len(schedule.seatings(t.seats, t.seating))
+    tables, seatings = schedule.table_count(t), len(designs.seatings(t.seats, t.seating))
     c.err(("deal_sets",) if deal_sets_given else ("bots",),
           f"{total:,} games ({tables:,} tables x {t.deal_sets:,} deal-sets x {seatings} seatings) is more "
           f"than max_games = {t.max_games:,}; lower deal_sets or max_tables, or raise max_games")

@@ -15,7 +15,7 @@ import pytest
 
 import arena
 
-MODULES = ["arena.rules.melds", "arena.tournament.schedule", "arena.failures"]
+MODULES = ["arena.rules.melds", "arena.tournament.designs", "arena.failures"]
 ROOT = Path(arena.__file__).resolve().parent.parent
 
 

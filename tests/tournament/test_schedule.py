@@ -11,16 +11,13 @@ from dataclasses import dataclass
 import pytest
 
 from arena.tournament.config import validate_text
+from arena.tournament.designs import balanced_subset, seatings, unrank_combination, williams
 from arena.tournament.schedule import (
-    balanced_subset,
     full_table_count,
     game_at,
     iter_games,
-    seatings,
     table_count,
     total_games,
-    unrank_combination,
-    williams,
 )
 
 
