@@ -5,7 +5,7 @@ games (the ``rotate`` seating: in game g bot i sits in seat (i + g) mod k), as t
 deal gives each seat an advantage drawn once per set (N(0, ``deal_sd``), shared by the set's games,
 so the games of a table are correlated and each bot has every seat's luck once), and a game's places
 are the Plackett-Luce order of strength + seat advantage + Gumbel noise.  Every format is measured by
-the arena's league fit (``ratings._map_newton``, the MAP under its prior) of all its games; the fit
+the arena's league fit (``league_fit.map_newton``, the MAP under its prior) of all its games; the fit
 that chooses a league's next round is that fit updated round by round (``Field.round_fit``: a Laplace
 filter, refitted exactly whenever the games double), which keeps a round's cost to its own games.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arena.tournament import ratings
+from arena.tournament import league_fit
 from arena.tournament.designs import balanced_subset
 from arena.tournament.matchmaking import league_round
 
@@ -46,7 +46,7 @@ def top_missing(fitted: np.ndarray, truth: np.ndarray, top: int) -> int:
 
 
 class _Games:
-    """The ``data`` ``ratings._map_newton`` reads: the rankings (best first) as one index matrix."""
+    """The ``data`` ``league_fit.map_newton`` reads: the rankings (best first) as one index matrix."""
 
     def __init__(self, n: int, rankings: np.ndarray) -> None:
         self.n = n
@@ -114,10 +114,10 @@ class Field:
         return theta, np.linalg.inv(hess)
 
     def fit(self) -> tuple[np.ndarray, np.ndarray]:
-        """The league fit (``ratings._map_newton``) of every game so far: what every format is measured by."""
+        """The league fit (``league_fit.map_newton``) of every game so far: what every format is measured by."""
         data = _Games(self.n, np.array(self.rankings, dtype=np.int64))
-        theta, hess = ratings._map_newton(data, np.ones(len(self.rankings)),  # type: ignore[arg-type]  # n, blocks
-                                          ratings.LEAGUE_PRIOR, self.strength)
+        theta, hess = league_fit.map_newton(data, np.ones(len(self.rankings)),  # type: ignore[arg-type]  # n, blocks
+                                          league_fit.LEAGUE_PRIOR, self.strength)
         self.strength, self.cov = theta, np.linalg.inv(hess)
         return theta, self.cov
 

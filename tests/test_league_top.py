@@ -115,14 +115,14 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
 
 
 def test_an_uneven_league_chooses_its_rounds_by_expected_information_from_the_journal() -> None:
-    from arena.tournament import ratings
+    from arena.tournament import league_fit
 
     n = 16
     t = T(names(n), games=n * 4 * 6, top=None, uneven=True)  # 6 rounds of 4 tables x 4 seatings
     entries = fake_entries(t, 6, np.linspace(3.0, -3.0, n))  # type: ignore[arg-type]
     size = schedule.games_per_round(t)
     before = [e for e in entries if e.index < 5 * size]
-    strength, cov = ratings.league_fit(before, list(t.bot_names))
+    strength, cov = league_fit.league_fit(before, list(t.bot_names))
     idle = [next((i for i, r in enumerate(range(4, -1, -1)) if any(b in e.seats for e in before if e.index // size == r)), 5)
             for b in t.bot_names]
     want = lo.information_round(strength, cov, 4, idle, lo.CAP, schedule.games_per_table(t))

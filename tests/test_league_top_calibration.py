@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.tournament import ratings
+from arena.tournament import league_fit, ratings
 from arena.tournament.standings import _standings
 from arena.tournament.standings_stats import top_chances
 from bench import top_k_calibration as cal
@@ -20,7 +20,7 @@ def test_the_bench_measures_the_chance_the_standings_print() -> None:
     entries = fake_entries(t, 6, np.linspace(3.0, -3.0, 12))  # type: ignore[arg-type]
     st = _standings("lg", entries, list(t.bot_names), False, 1.0, 5, 20, [], league=True, top=4)
     order = ratings.bot_order(entries, list(t.bot_names))
-    chance = top_chances(*ratings.league_fit(entries, order), 4, 5)
+    chance = top_chances(*league_fit.league_fit(entries, order), 4, 5)
     assert {r.bot: r.top_pct for r in st.rows} == {b: float(chance[i]) for i, b in enumerate(order)}
 
 

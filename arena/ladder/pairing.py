@@ -6,7 +6,7 @@ with chance ``settled_share`` (so settled versions play less often), up to ``tab
 tables.  The tables are an adaptive league round (``arena.tournament.matchmaking.adaptive_round``:
 a Swiss round on an order drawn from the league fit's posterior) among the chosen: a version whose
 place is uncertain meets the versions it may be confused with, which places it in few games.  The
-fit (``ratings.league_fit``) covers every version that ever played, retired ones too, so the old
+fit (``league_fit.league_fit``) covers every version that ever played, retired ones too, so the old
 games keep anchoring the scale.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from arena.tournament.journal import JournalEntry
+from arena.tournament.league_fit import league_fit
 from arena.tournament.matchmaking import adaptive_round
-from arena.tournament.ratings import league_fit
 
 
 def choose(active: Sequence[str], games: dict[str, int], entries: Sequence[JournalEntry], seats: int,

@@ -1,6 +1,6 @@
 """Choosing the next round's tables from the results so far: Swiss and adaptive rounds (pure).
 
-Both take the current league fit (``ratings.league_fit``: log-strengths and their posterior
+Both take the current league fit (``league_fit.league_fit``: log-strengths and their posterior
 covariance) and return a round's tables as sorted tuples of bot numbers; neither knows of
 deal-sets or seatings (each table still plays its deal-set under the design's seatings).  Every choice is a function of its arguments and a
 seeded ``random.Random``, so the same journal and seed give the same tables (a resumed run chooses
@@ -113,7 +113,7 @@ def league_round(fmt: str, n: int, k: int, seed: int, r: int, fit: tuple[np.ndar
                  uneven: bool = False, idle: Sequence[int] | None = None, table_games: int = 1) -> list[Table]:
     """Round ``r``'s tables of a ``swiss`` or ``adaptive`` league of ``n`` bots at ``k`` seats.
 
-    ``fit``: ``ratings.league_fit`` of the games of rounds before ``r`` (None for round 0: a seeded
+    ``fit``: ``league_fit.league_fit`` of the games of rounds before ``r`` (None for round 0: a seeded
     random order); ``games``: the table of every one of those games (bot numbers, one entry per game);
     ``byes[b]``: rounds bot ``b`` sat out.  The round's own ``random.Random`` is seeded by
     (format, seed, round), so a round's choice depends on nothing but these arguments.

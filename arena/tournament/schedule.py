@@ -304,7 +304,7 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
 
     ``entries`` may hold more (later games are ignored) but must hold every game before round ``r``.
     """
-    from arena.tournament import matchmaking, ratings
+    from arena.tournament import league_fit, matchmaking
 
     names = t.bot_names
     before = r * games_per_round(t)
@@ -318,7 +318,7 @@ def round_tables(t: ScheduleSource, r: int, entries: Iterable[JournalEntry]) -> 
         seated[round_of(t, e.index)].update(pos[b] for b in e.seats)
     byes = [sum(b not in s for s in seated) for b in range(len(names))]
     idle = [next((i for i, s in enumerate(reversed(seated)) if b in s), r) for b in range(len(names))]
-    fit = ratings.league_fit(prev, names) if prev else None
+    fit = league_fit.league_fit(prev, names) if prev else None
     chosen = matchmaking.league_round(str(getattr(t, "format", "")), len(names), t.seats, t.seed, r, fit, games, byes,
                                       top=getattr(t, "top", None), top_order=bool(getattr(t, "top_order", False)),
                                       uneven=bool(getattr(t, "uneven", False)),

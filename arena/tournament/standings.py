@@ -34,7 +34,7 @@ schedule: the mean rating of the opponents a bot met, game by game) beside
 1st%, Place and Margin, which depend on those opponents (a note says so), and
 a Settled column giving, for each bot, the chance that it is truly ahead of the
 next bot in the order (the league fit's normal posterior, covariance included:
-``ratings.league_fit``, ``matchmaking.settled``); csv and json carry them as
+``league_fit.league_fit``, ``matchmaking.settled``); csv and json carry them as
 ``sos`` and ``settled``.  The other formats' output has neither.  An adaptive league
 with ``top = K`` adds a Top K% column: the chance a bot is in the top K (the share of
 joint posterior draws of the league fit putting it there), shown around the cut
@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from arena.failures import FAILURE_KINDS
-from arena.tournament import ratings, schedule
+from arena.tournament import league_fit, ratings, schedule
 from arena.tournament.config import RESOLVED_FILE, ConfigFileError, read_resolved
 from arena.tournament.journal import (
     LOCK_FILE,
@@ -304,7 +304,7 @@ def _standings(name: str, entries: list[JournalEntry], bots: list[str], ladder: 
     # must come out the same to the last bit (the same games, the same standings)
     entries = sorted(entries, key=lambda e: e.index)
     names = ratings.bot_order(entries, bots)
-    fit = ratings.league_fit(entries, names) if league and entries else None  # Settled's
+    fit = league_fit.league_fit(entries, names) if league and entries else None  # Settled's
     rfit = ratings.rating_fit(entries, names)
     rated = rfit.ratings
     points = ratings.ladder_points(entries) if ladder else {}

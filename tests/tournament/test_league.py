@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from arena.tournament import ratings, schedule
+from arena.tournament import league_fit, schedule
 from arena.tournament.config import starter_toml, validate_text
 from arena.tournament.executor import WAIT
 from arena.tournament.journal import JournalEntry
@@ -164,24 +164,24 @@ def test_league_fit_equals_choix_opt_rankings_and_its_covariance_is_the_inverse_
                                     placings=[int(np.where(ranking == b)[0][0]) + 1 for b in table],
                                     totals=[0] * 4))
     names = [f"b{b:02d}" for b in range(12)]
-    theta, cov = ratings.league_fit(entries, names)
+    theta, cov = league_fit.league_fit(entries, names)
     # choix penalizes alpha * |theta|^2, a prior of precision 2 alpha
-    expected = choix.opt_rankings(12, data, alpha=ratings.LEAGUE_PRIOR / 2, tol=1e-10)
+    expected = choix.opt_rankings(12, data, alpha=league_fit.LEAGUE_PRIOR / 2, tol=1e-10)
     assert np.allclose(theta, expected, atol=1e-4)
     assert abs(theta.sum()) < 1e-6  # the prior centres the MAP: the likelihood does not move the mean
     assert np.allclose(cov, cov.T) and (np.linalg.eigvalsh(cov) > 0).all()
     # a warm start converges to the same point
-    again, _ = ratings.league_fit(entries, names, start=theta + rng.normal(0.0, 0.5, 12))
+    again, _ = league_fit.league_fit(entries, names, start=theta + rng.normal(0.0, 0.5, 12))
     assert np.allclose(again, theta, atol=1e-7)
     # the covariance is the curvature's inverse: a bot seen in more games has the smaller variance
-    busier = ratings.league_fit(entries + entries[:100], names)[1]
+    busier = league_fit.league_fit(entries + entries[:100], names)[1]
     assert (np.diag(busier) <= np.diag(cov) + 1e-12).all()
 
 
 def test_league_fit_is_finite_for_a_bot_that_always_wins() -> None:
     entries = [JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=i, set=0, seating=0,
                             seats=["a", "b", "c", "d"], placings=[1, 2, 3, 4], totals=[0] * 4) for i in range(50)]
-    theta, cov = ratings.league_fit(entries, list("abcd"))
+    theta, cov = league_fit.league_fit(entries, list("abcd"))
     assert np.isfinite(theta).all() and np.isfinite(cov).all()
     assert list(np.argsort(-theta)) == [0, 1, 2, 3]
 

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from arena.tournament import ratings
+from arena.tournament import league_fit, ratings
 from arena.tournament.journal import JournalEntry
 from bench import league_oracle as oracle
 from bench.league import fit_curve, games_to, reach
@@ -42,7 +42,7 @@ def test_the_bench_fit_is_the_league_fit() -> None:
         placings = [int(np.flatnonzero(ranking == b)[0]) + 1 for b in seats]
         entries.append(JournalEntry(index=i, game_id=f"g{i}", deal_seed=0, table=i // 4, set=0, seating=i % 4,
                                     seats=[names[b] for b in seats], placings=placings, totals=[0] * 4))
-    want, want_cov = ratings.league_fit(entries, names)
+    want, want_cov = league_fit.league_fit(entries, names)
     assert np.allclose(theta, want, atol=1e-6) and np.allclose(cov, want_cov, atol=1e-6)
 
 
