@@ -366,8 +366,12 @@ class GreedyPolicy:
         table_play = tuple(actions)
         first = min(choices, key=worst_first)  # what a stable sort puts first
         p = Play(table_play, first)
-        if _legal(rules, view, p):
+        try:
+            simulate_play(rules, view, p)
             return p
+        except IllegalAction as refused:
+            if refused.whatever_the_discard:
+                return None  # the table actions themselves are refused: no other discard helps
         for c in sorted(choices, key=worst_first)[1:3]:
             p = Play(table_play, c)
             if _legal(rules, view, p):

@@ -21,7 +21,16 @@ from protocol import messages as wire
 
 
 class IllegalAction(ValueError):
-    """An action the rules do not allow now; the message names the rule (e.g. RULES 5.2)."""
+    """An action the rules do not allow now; the message names the rule (e.g. RULES 5.2).
+
+    ``whatever_the_discard``: set by ``simulate_play`` when the play's table actions are refused
+    before its discard is looked at, so the same table actions with any other discard are refused
+    too (a policy need not try them).
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.whatever_the_discard = False  # set in __init__: compiled, a class default would not reach instances
 
 
 STOCK = "stock"

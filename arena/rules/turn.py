@@ -64,9 +64,12 @@ def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
         # needed; it stands only if it goes out, and otherwise the first reason is the answer.
         try:
             outcome = _Turn(rules, replace(view, requirement=0)).run(play)
-        except IllegalAction:
+        except IllegalAction as second:
+            # refused at its discard without the minimum: another discard might have gone out
+            first.whatever_the_discard = first.whatever_the_discard and second.whatever_the_discard
             raise first from None
         if not outcome.out:
+            # a discard takes one card whichever it is, so no other discard goes out either
             raise first from None
         return outcome
 
@@ -99,6 +102,18 @@ class _Turn:
         self.effects: list[dict[str, Any]] = []
 
     def run(self, play: Play) -> TurnOutcome:
+        try:
+            self.table_play(play)
+        except IllegalAction as refused:
+            refused.whatever_the_discard = True  # nothing below has looked at the discard yet
+            raise
+        out = self.discard(play.discard)
+        table_played = bool(play.actions)
+        self.check_end(table_played, out)
+        return TurnOutcome(self.hand, self.melds, self.opened, out, play.discard, table_played, self.effects)
+
+    def table_play(self, play: Play) -> None:
+        """Every action in turn, then the opening check: what does not depend on the discard."""
         for i, act in enumerate(play.actions):
             where = f"action {i + 1} ({type(act).__name__.lower()})"
             if not self.hand:
@@ -112,10 +127,6 @@ class _Turn:
             else:  # pragma: no cover - the type union is closed
                 raise IllegalAction(f"{where}: unknown action")
         self.check_opening()
-        out = self.discard(play.discard)
-        table_played = bool(play.actions)
-        self.check_end(table_played, out)
-        return TurnOutcome(self.hand, self.melds, self.opened, out, play.discard, table_played, self.effects)
 
     # -- the actions (RULES 3.2) ------------------------------------------
     def meld(self, act: Meld, n: int, where: str) -> None:

@@ -24,13 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.referee import wire
-from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.cards import JOKER, full_deck, texts
 from arena.rules.game import Game, Phase
 from arena.rules.log import DealEnd, DealStart, DrawEntry, Entry, GameEnd, LayoffEffect, MeldEffect, PlayEntry, Rebuild
 from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import header_of, replay
+from arena.rules.turn import simulate_play
 from arena.selfplay import play_game, policies_for, step
 from tests.engine_helpers import card_count
 from tests.oracles import in_partial
@@ -488,3 +489,46 @@ def test_a_rebuild_is_logged_before_the_draw_it_made_possible() -> None:
                 assert isinstance(log[i - 1], PlayEntry)
                 return
     raise AssertionError("no game rebuilt its stock")
+
+
+def _tried_table_plays(g: Game, rng: random.Random) -> list[tuple[TableAction, ...]]:
+    """Table actions a policy might try now: each candidate meld, and random melds, lay-offs and swaps."""
+    from arena.rules.candidates import candidate_melds
+
+    hand = g.hands[g.current]
+    out: list[tuple[TableAction, ...]] = [(Meld(m),) for m in candidate_melds(hand, g.rules)]
+    for _kind, action in illegal_candidates(g, rng):
+        if isinstance(action, Play) and action.actions:
+            out.append(action.actions)
+    return out
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=overrides(), seed=st.integers(0, 10**6))
+def test_a_play_refused_whatever_the_discard_is_refused_with_every_discard(case: tuple[str, int, dict[str, Any]],
+                                                                           seed: int) -> None:
+    """``IllegalAction.whatever_the_discard`` (what lets greedy skip the other discards) never lies:
+    the same table actions with any card of the hand, or none, as the discard are refused too."""
+    preset, n, over = case
+    g = Game(resolve(preset, over), n, seed)
+    policies = policies_for(g.rules, names_for(["greedy", "random"], n), seed)
+    rng = random.Random(seed)
+    flagged = steps = 0
+    while not g.over and steps < 400:
+        if g.phase is Phase.PLAY:
+            view = g.turn_view()
+            for actions in _tried_table_plays(g, rng):
+                try:
+                    simulate_play(g.rules, view, Play(actions, rng.choice([*view.hand, None])))
+                    continue
+                except IllegalAction as refused:
+                    if not refused.whatever_the_discard:
+                        continue
+                flagged += 1
+                for discard in [*sorted(set(view.hand)), None]:
+                    with pytest.raises(IllegalAction):
+                        simulate_play(g.rules, view, Play(actions, discard))
+        step(g, policies)
+        steps += 1
+    assert flagged > 0, "no play was refused whatever its discard: the property was not exercised"
