@@ -28,7 +28,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from arena.policies import GreedyPolicy, _legal, _partials
+from arena.policies import GreedyPolicy, _partials
 from arena.rules.actions import DISCARD, STOCK, Play
 from arena.rules.cards import Card, full_deck
 from arena.rules.game import Game, Phase
@@ -37,7 +37,7 @@ from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.position import Position
 from arena.rules.search import safe_play
-from arena.rules.turn import simulate_play
+from arena.rules.turn import refusal, simulate_play
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +137,7 @@ class HousePolicy:
                            key=lambda c: (partial[c], -values[c], c))
             for c in order:
                 p = Play(first.actions, c)
-                if _legal(rules, view, p):
+                if refusal(rules, view, p) is None:
                     alts.append(p)
                 if len(alts) >= self.level.moves:
                     break

@@ -14,28 +14,20 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.candidates import candidate_melds, candidate_shapes
 from arena.rules.cards import JOKER, Card
 from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
-from arena.rules.turn import TurnView, simulate_play
+from arena.rules.turn import TurnView, refusal
 
 
 class Policy(Protocol):
     def draw(self, obs: Observation) -> str: ...
 
     def play(self, obs: Observation) -> Play: ...
-
-
-def _legal(rules: RuleSet, view: TurnView, play: Play) -> bool:
-    try:
-        simulate_play(rules, view, play)
-        return True
-    except IllegalAction:
-        return False
 
 
 def _discardable(view: TurnView, cards: list[Card]) -> list[Card]:
@@ -75,7 +67,7 @@ class RandomPolicy:
             options.append(Play((Meld(m),), self.rng.choice(ds) if ds else None))
         self.rng.shuffle(options)
         for p in options:
-            if _legal(self.rules, view, p):
+            if refusal(self.rules, view, p) is None:
                 return p
         return safe_play(self.rules, view)
 
@@ -353,7 +345,7 @@ class GreedyPolicy:
             return None  # table play here only in a turn that goes out (RULES 3.5): no discard can help
         if not rest:
             p = Play(tuple(actions), None)
-            return p if _legal(rules, view, p) else None
+            return p if refusal(rules, view, p) is None else None
         partial = _partials(rest, rules)
         values = self._values
 
@@ -366,15 +358,14 @@ class GreedyPolicy:
         table_play = tuple(actions)
         first = min(choices, key=worst_first)  # what a stable sort puts first
         p = Play(table_play, first)
-        try:
-            simulate_play(rules, view, p)
+        refused = refusal(rules, view, p)
+        if refused is None:
             return p
-        except IllegalAction as refused:
-            if refused.whatever_the_discard:
-                return None  # the table actions themselves are refused: no other discard helps
+        if refused.whatever_the_discard:
+            return None  # the table actions themselves are refused: no other discard helps
         for c in sorted(choices, key=worst_first)[1:3]:
             p = Play(table_play, c)
-            if _legal(rules, view, p):
+            if refusal(rules, view, p) is None:
                 return p
         return None
 

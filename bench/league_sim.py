@@ -117,7 +117,7 @@ class Field:
         """The league fit (``league_fit.map_newton``) of every game so far: what every format is measured by."""
         data = _Games(self.n, np.array(self.rankings, dtype=np.int64))
         theta, hess = league_fit.map_newton(data, np.ones(len(self.rankings)),  # type: ignore[arg-type]  # n, blocks
-                                          league_fit.LEAGUE_PRIOR, self.strength)
+                                            league_fit.LEAGUE_PRIOR, self.strength)
         self.strength, self.cov = theta, np.linalg.inv(hess)
         return theta, self.cov
 

@@ -23,12 +23,12 @@ import numpy as np
 
 from arena.policies import GreedyPolicy
 from arena.referee.wire import observation as wire_observation
-from arena.rules.actions import DISCARD, STOCK, IllegalAction, Meld, Play, Swap
+from arena.rules.actions import DISCARD, STOCK, Meld, Play, Swap
 from arena.rules.candidates import candidate_melds
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
-from arena.rules.turn import TurnView, simulate_play
+from arena.rules.turn import refusal
 
 CARDS = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)
 MAX_SEATS = 8
@@ -62,14 +62,6 @@ class Decision:
         return out
 
 
-def _legal_play(rules: RuleSet, view: TurnView, play: Play) -> bool:
-    try:
-        simulate_play(rules, view, play)
-        return True
-    except IllegalAction:
-        return False
-
-
 def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = None) -> list[Play]:
     """The candidate plays of a play decision, in a fixed order, each legal; never empty."""
     g = greedy or GreedyPolicy(rules)
@@ -80,7 +72,7 @@ def candidates(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = N
     # out above (RULES 3.3): the engine is asked about one (unless greedy's plan holds one already),
     # and stands for the rest.
     planned_plain = {p.discard for p in out if not p.actions}
-    if plain and (planned_plain or _legal_play(rules, view, Play((), plain[0]))):
+    if plain and (planned_plain or refusal(rules, view, Play((), plain[0])) is None):
         for c in plain:
             if c not in planned_plain and len(out) < MAX_PLAYS:  # a plain discard equals only a plain discard
                 out.append(Play((), c))

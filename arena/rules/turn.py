@@ -74,6 +74,15 @@ def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
         return outcome
 
 
+def refusal(rules: RuleSet, view: TurnView, play: Play) -> IllegalAction | None:
+    """Why ``simulate_play`` refuses ``play`` (its ``IllegalAction``), or None if it is legal."""
+    try:
+        simulate_play(rules, view, play)
+    except IllegalAction as refused:
+        return refused
+    return None
+
+
 def _may_go_out_without_minimum(rules: RuleSet, view: TurnView) -> bool:
     """``opening_exempt_when_going_out`` applies to this turn (RULES 5.1)."""
     return rules.opening_exempt_when_going_out and not view.opened and not view.played_before and view.requirement > 0

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from arena.referee import wire
 from arena.rules.actions import DISCARD, STOCK, IllegalAction, LayOff, Meld, Play, Swap, TableAction
+from arena.rules.candidates import candidate_melds
 from arena.rules.cards import JOKER, full_deck, texts
 from arena.rules.game import Game, Phase
 from arena.rules.log import DealEnd, DealStart, DrawEntry, Entry, GameEnd, LayoffEffect, MeldEffect, PlayEntry, Rebuild
@@ -493,8 +494,6 @@ def test_a_rebuild_is_logged_before_the_draw_it_made_possible() -> None:
 
 def _tried_table_plays(g: Game, rng: random.Random) -> list[tuple[TableAction, ...]]:
     """Table actions a policy might try now: each candidate meld, and random melds, lay-offs and swaps."""
-    from arena.rules.candidates import candidate_melds
-
     hand = g.hands[g.current]
     out: list[tuple[TableAction, ...]] = [(Meld(m),) for m in candidate_melds(hand, g.rules)]
     for _kind, action in illegal_candidates(g, rng):
