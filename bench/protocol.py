@@ -12,7 +12,10 @@ All in one run on this machine:
 4. the client library's CPU to decode a request of a real game, against the
    strict decoder alone (what every request cost before the fast path).
 
-Goal: per-decision overhead at most 2x the raw round trip; the sandbox costs no
+5. the same games between the same bots on the stdio transport (no gate, no ZeroMQ in the bot:
+   how the bundled bots run).
+
+Goal: per-decision overhead at most 1.5x the raw round trip; the sandbox costs no
 per-decision overhead and under 50 ms of start time (both measured here, with and without it).
 Run: ``python bench/protocol.py [--quick]``.
 """
@@ -121,7 +124,9 @@ def raw_round_trip(size: int, n: int) -> tuple[float, float, float]:
     return statistics.median(times) * 1e6, statistics.fmean(times) * 1e6, cpu / (n + 200) * 1e6
 
 
-def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
+def referee_overhead(games: int, sandbox: bool = True, transport: str = "zmq") -> dict[str, float]:
+    """Games of basic, greedy vs greedy, between two timing bots on ``transport`` (zmq: through the
+    gate; stdio: the client library's ``--stdio`` loop on the referee's pipes, as the bundled bots run)."""
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
     from arena.rules.options import resolve
@@ -130,11 +135,11 @@ def referee_overhead(games: int, sandbox: bool = True) -> dict[str, float]:
     rules = resolve("basic")
     tc = TimeControl(start_ms=20000, decision_ms=5000)
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = f"{sys.executable} -m bench.timed_bot greedy"
+        cmd = f"{sys.executable} -m bench.timed_bot greedy" + (" --stdio" if transport == "stdio" else "")
         host = BotHost(tc, Path(tmp) / "logs", sandbox=sandbox)
         try:
             # cwd given: the sandbox shows the bot this checkout (bench.timed_bot is not a bundled bot)
-            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd, cwd="."), cwd=ROOT) for i in range(2)]
+            peers = [host.add(BotSpec(name=f"greedy{i}", command=cmd, cwd=".", transport=transport), cwd=ROOT) for i in range(2)]
             starts = []
             for p in peers:
                 t = time.perf_counter()
@@ -199,6 +204,7 @@ def main(quick: bool = False) -> dict[str, float]:
     rtt, rtt_mean, rtt_cpu = raw_round_trip(size, 2000 if quick else 10000)
     ref = referee_overhead(10 if quick else 40)
     bare = referee_overhead(10 if quick else 40, sandbox=False)
+    stdio = referee_overhead(10 if quick else 40, transport="stdio")
     cli = cli_games_per_s(2 if quick else 5)
     decode_us, strict_decode_us = client_decode_us(5 if quick else 20)
     figures = {
@@ -217,6 +223,8 @@ def main(quick: bool = False) -> dict[str, float]:
         "nosandbox_overhead_ratio": bare["overhead_per_decision_us"] / rtt,
         "nosandbox_game_cpu_per_decision_us": bare["game_cpu_per_decision_us"],
         "nosandbox_path_cpu_per_decision_us": bare["path_cpu_per_decision_us"],
+        **{f"stdio_{k}": v for k, v in stdio.items()},
+        "stdio_overhead_ratio": stdio["overhead_per_decision_us"] / rtt,
     }
     return figures
 
@@ -245,6 +253,14 @@ def report(f: dict[str, float]) -> str:
         ("CPU per decision of the path (referee + gates)", f"{f['path_cpu_per_decision_us']:.0f} us",
          f"{f['path_cpu_per_decision_us'] / f['raw_rtt_cpu_us']:.2f}x the raw round trip's CPU "
          f"({f['raw_rtt_cpu_us']:.0f} us, both ends)"),
+        ("the same on stdio (the bundled bots' transport): overhead", f"{f['stdio_overhead_per_decision_us']:.0f} us",
+         f"{f['stdio_overhead_ratio']:.2f}x the median raw round trip (target <= 1.5x)"),
+        ("... on stdio: CPU per decision, referee / bots' compartments",
+         f"{f['stdio_referee_cpu_per_decision_us']:.0f} / {f['stdio_compartments_cpu_per_decision_us']:.0f} us",
+         f"a game's {f['stdio_game_cpu_per_decision_us']:.0f} us, "
+         f"{f['game_cpu_per_decision_us'] / f['stdio_game_cpu_per_decision_us']:.2f}x less than on zmq"),
+        ("... on stdio: games/s, bots kept alive", f"{f['stdio_games_per_s']:.1f}",
+         f"{f['stdio_games_per_s'] / f['games_per_s']:.2f}x zmq's"),
         ("same overhead without the sandbox", f"{f['nosandbox_overhead_per_decision_us']:.0f} us",
          f"sandboxed / bare {f['overhead_per_decision_us'] / f['nosandbox_overhead_per_decision_us']:.2f}x"),
         ("bot start to welcome, sandboxed / bare", f"{f['bot_start_ms']:.0f} / {f['nosandbox_bot_start_ms']:.0f} ms",

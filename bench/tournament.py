@@ -13,7 +13,9 @@ games are short and thousands are cheap:
    process plus its worker processes (bots not included), after 1,000 and
    after 5,000 games of one run: it must stay flat (ratio close to 1).
 
-Run: ``python bench/tournament.py [--quick]``; ``main()`` returns the figures.
+Run: ``python bench/tournament.py [--quick]``.  The sample bots are bundled
+bots, so they speak stdio (``BotSpec.speaks``); the same round robin is also played with the same
+modules started as user commands, on ZeroMQ through their gates, for the ratio; ``main()`` returns the figures.
 """
 
 from __future__ import annotations
@@ -38,8 +40,15 @@ SEATS = 2
 GAMES_PER_SET = math.comb(len(BOTS), SEATS) * 2  # every table, both seatings
 
 
-def tournament_toml(deal_sets: int, concurrency: int) -> str:
-    bots = "".join(f'\n[[bots]]\nname = "{n}"\ncommand = "{c}"\n' for n, c in BOTS)
+def tournament_toml(deal_sets: int, concurrency: int, zmq: bool = False) -> str:
+    """``zmq``: the same bots' modules as user commands, so they speak ZeroMQ through a gate
+    (a bundled bot speaks stdio: ``BotSpec.speaks``)."""
+    def entry(name: str, bot: str) -> str:
+        if not zmq:
+            return f'\n[[bots]]\nname = "{name}"\ncommand = "{bot}"\n'
+        return (f'\n[[bots]]\nname = "{name}"\ncommand = "{sys.executable} -m sample_bots.{bot}"\n'
+                f'cwd = "{ROOT}"\n')
+    bots = "".join(entry(n, c) for n, c in BOTS)
     return f"""\
 name = "bench"
 variant = "basic"
@@ -71,7 +80,7 @@ def referee_rss() -> tuple[int, int]:
     return me.memory_info().rss, workers
 
 
-def run_tournament(games: int, concurrency: int, checkpoints: tuple[int, ...] = ()) -> dict[str, Any]:
+def run_tournament(games: int, concurrency: int, checkpoints: tuple[int, ...] = (), zmq: bool = False) -> dict[str, Any]:
     """Run about ``games`` games; figures of the run, RSS at each checkpoint (games played)."""
     from arena.tournament import config, runner
 
@@ -80,7 +89,7 @@ def run_tournament(games: int, concurrency: int, checkpoints: tuple[int, ...] = 
     times: list[float] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         file = Path(tmp) / "bench.toml"
-        file.write_text(tournament_toml(deal_sets, concurrency))
+        file.write_text(tournament_toml(deal_sets, concurrency, zmq))
         t = config.load(file)
 
         def on_progress(summary: runner.RunSummary, _entry: runner.JournalEntry) -> None:
@@ -110,6 +119,8 @@ def main(quick: bool = False) -> dict[str, float]:
     early, late = (200, 1000) if quick else (1000, 5000)
     one = run_tournament(300 if quick else 600, concurrency=1)
     two = run_tournament(late, concurrency=2, checkpoints=(early, late))
+    zmq_one = run_tournament(300 if quick else 600, concurrency=1, zmq=True)
+    zmq_two = run_tournament(300 if quick else 600, concurrency=2, zmq=True)
     main_early, workers_early = two["rss"][early]
     main_late, workers_late = two["rss"][late]
     return {
@@ -121,6 +132,9 @@ def main(quick: bool = False) -> dict[str, float]:
         "games_c2": two["games"],
         "games_per_s_c2": two["games_per_s"],
         "startup_s_c2": two["startup_s"],
+        "zmq_games_per_s_c1": zmq_one["games_per_s"],
+        "zmq_games_per_s_c2": zmq_two["games_per_s"],
+        "zmq_failures": sum(zmq_one["failures"].values()) + sum(zmq_two["failures"].values()),
         "scaling_c2_over_c1": two["games_per_s"] / one["games_per_s"] if one["games_per_s"] else 0.0,
         "bot_starts_c1": one["bot_starts"],
         "bot_starts_c2": two["bot_starts"],
@@ -148,6 +162,10 @@ def report(f: dict[str, float]) -> str:
          f"start-up {f['startup_s_c1']:.1f} s"),
         (f"games/s, concurrency 2 ({f['games_c2']} games)", f"{f['games_per_s_c2']:.1f}",
          f"start-up {f['startup_s_c2']:.1f} s"),
+        ("games/s, concurrency 1 / 2, the same bots on ZeroMQ (through gates)",
+         f"{f['zmq_games_per_s_c1']:.1f} / {f['zmq_games_per_s_c2']:.1f}",
+         f"stdio (above) over ZeroMQ: {f['games_per_s_c1'] / f['zmq_games_per_s_c1']:.2f}x / "
+         f"{f['games_per_s_c2'] / f['zmq_games_per_s_c2']:.2f}x"),
         ("scaling, concurrency 2 / 1", f"{f['scaling_c2_over_c1']:.2f}x", "ideal 2x (needs a free core per game)"),
         ("bot starts per game, concurrency 1", f"{f['bot_starts_per_game_c1']:.4f}",
          f"{f['bot_starts_c1']} starts; ideal {f['ideal_bot_starts_per_game_c1']:.4f} ({f['bots']} bots x 1 worker)"),

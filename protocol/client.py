@@ -19,7 +19,9 @@ The endpoint comes from ``--endpoint E`` on the command line (else
 ``ARENA_ENDPOINT``), the token from ``ARENA_TOKEN`` (the referee never puts it
 on a command line; ``--token T`` is still read, for a bot started by hand).
 A remote seat of a tournament is a CURVE server: give the referee's public key
-with ``--server-key K`` or ``ARENA_SERVER_KEY`` (SPEC 12).
+with ``--server-key K`` or ``ARENA_SERVER_KEY`` (SPEC 12).  With ``--stdio`` the
+bot speaks the stdio transport instead (SPEC 14.3: no endpoint, no token), and
+its own prints go to stderr.
 An exception raised by the bot's own code is printed to stderr with the game
 and seq it was answering, and re-raised: the process exits non-zero and the
 referee records a crash.  A ``shutdown`` message makes :func:`run` return 0.
@@ -59,7 +61,7 @@ from protocol.messages import (
     encode,
 )
 
-__all__ = ["Bot", "BotError", "endpoint_and_token", "run", "server_key"]
+__all__ = ["Bot", "BotError", "endpoint_and_token", "run", "run_stdio", "server_key"]
 
 
 class BotError(RuntimeError):
@@ -81,7 +83,8 @@ def endpoint_and_token(argv: Sequence[str] | None = None, env: dict[str, str] | 
     endpoint = found.get("endpoint") or env.get("ARENA_ENDPOINT")
     token = found.get("token") or env.get("ARENA_TOKEN")
     if not endpoint or not token:
-        raise BotError("no endpoint/token: pass --endpoint E --token T, or set ARENA_ENDPOINT and ARENA_TOKEN")
+        raise BotError("no endpoint/token: pass --endpoint E --token T, or set ARENA_ENDPOINT and ARENA_TOKEN "
+                       "(or --stdio, for the stdio transport)")
     return endpoint, token
 
 
@@ -133,7 +136,7 @@ class Bot:
         """Play until shutdown, then exit the process with :func:`run`'s exit code (2, with one
         sentence on stderr, when the endpoint, token or server key is missing or malformed)."""
         try:
-            code = run(self, endpoint, token)
+            code = run_stdio(self) if "--stdio" in sys.argv[1:] else run(self, endpoint, token)
         except BotError as e:
             print(f"[{self.name}] error: {e}", file=sys.stderr, flush=True)
             raise SystemExit(2) from None
@@ -307,42 +310,72 @@ def _loop(bot: Bot, sock: zmq.Socket[bytes], hs: _Handshake | None = None) -> in
                 and not sock.poll(int(bot.handshake_timeout_s * 1000)):
             print(f"[{bot.name}] no welcome from the referee within {bot.handshake_timeout_s} s", file=log)
             return 1
-        data = sock.recv()
-        received = time.perf_counter()
-        if data.startswith(_REQUEST_START):
-            kind = "request"  # how the referee starts every request: no need to read the whole message twice
-        else:
-            try:
-                kind = _peek(data).type
-            except msgspec.DecodeError:
-                kind = ""
-        if kind == "event" and not wants_events:
-            continue  # nobody listens: skip decoding it
+        welcomed = bot.welcome is not None
+        code = _handle(bot, sock.recv(), sock.send, wants_events)
+        if not welcomed and bot.welcome is not None and hs is not None:
+            hs.close(sock)
+        if code is not None:
+            return code
+
+
+def run_stdio(bot: Bot) -> int:
+    """Play over the stdio transport (SPEC 14.3: one message per line on stdin and stdout) until
+    ``shutdown`` or the end of stdin; return the process exit code, as :func:`run` does.
+
+    Whatever the bot's own code prints goes to stderr (its log): stdout carries the protocol only."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout = sys.stderr  # a print() of the bot's can never be read as a message
+
+    def send(data: bytes) -> None:
+        out.write(data + b"\n")
+
+    wants_events = type(bot).on_event is not Bot.on_event
+    send(encode(Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)))
+    for line in sys.stdin.buffer:
+        code = _handle(bot, line.rstrip(b"\r\n"), send, wants_events)
+        if code is not None:
+            return code
+    return 0  # end of stdin: the referee is gone
+
+
+def _handle(bot: Bot, data: bytes, send: Any, wants_events: bool) -> int | None:
+    """Act on one message from the referee (``send`` takes the encoded reply); the exit code once
+    the session is over (0 on shutdown, 1 when the handshake was refused), else None."""
+    log = sys.stderr
+    received = time.perf_counter()
+    if data.startswith(_REQUEST_START):
+        kind = "request"  # how the referee starts every request: no need to read the whole message twice
+    else:
         try:
-            msg = decode_from_referee(data)
-        except MessageError as e:
-            if kind != "event":  # an event of a kind this version does not know is skipped (SPEC 6)
-                print(f"[{bot.name}] ignoring a message I cannot read ({e}): {data[:200]!r}", file=log, flush=True)
-            continue
-        if isinstance(msg, Request):
-            reply = _call(bot, f"{msg.decision}() for game {msg.game} seq {msg.seq}", _reply, bot, msg)
-            sock.send(encode(reply))
-            bot.busy_s += time.perf_counter() - received
-            bot.answered += 1
-        elif isinstance(msg, Event):
-            _call(bot, "on_event()", bot.on_event, msg.event)
-        elif isinstance(msg, NewGame):
-            bot.game = msg
-            _call(bot, "on_new_game()", bot.on_new_game, msg)
-        elif isinstance(msg, GameOver):
-            _call(bot, "on_game_over()", bot.on_game_over, msg)
-        elif isinstance(msg, Welcome):
-            bot.welcome = msg
-            if hs is not None:
-                hs.close(sock)
-        elif isinstance(msg, Error):
-            _call(bot, "on_error()", bot.on_error, msg)
-            if bot.welcome is None and msg.kind in ("version", "token"):
-                return 1  # the handshake was refused
-        elif isinstance(msg, Shutdown):
-            return 0
+            kind = _peek(data).type
+        except msgspec.DecodeError:
+            kind = ""
+    if kind == "event" and not wants_events:
+        return None  # nobody listens: skip decoding it
+    try:
+        msg = decode_from_referee(data)
+    except MessageError as e:
+        if kind != "event":  # an event of a kind this version does not know is skipped (SPEC 6)
+            print(f"[{bot.name}] ignoring a message I cannot read ({e}): {data[:200]!r}", file=log, flush=True)
+        return None
+    if isinstance(msg, Request):
+        reply = _call(bot, f"{msg.decision}() for game {msg.game} seq {msg.seq}", _reply, bot, msg)
+        send(encode(reply))
+        bot.busy_s += time.perf_counter() - received
+        bot.answered += 1
+    elif isinstance(msg, Event):
+        _call(bot, "on_event()", bot.on_event, msg.event)
+    elif isinstance(msg, NewGame):
+        bot.game = msg
+        _call(bot, "on_new_game()", bot.on_new_game, msg)
+    elif isinstance(msg, GameOver):
+        _call(bot, "on_game_over()", bot.on_game_over, msg)
+    elif isinstance(msg, Welcome):
+        bot.welcome = msg
+    elif isinstance(msg, Error):
+        _call(bot, "on_error()", bot.on_error, msg)
+        if bot.welcome is None and msg.kind in ("version", "token"):
+            return 1  # the handshake was refused
+    elif isinstance(msg, Shutdown):
+        return 0
+    return None

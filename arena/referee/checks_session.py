@@ -141,7 +141,7 @@ class Session:
         # limits, clock, rules: a competition's own (arena ladder's door), instead of none, the flags', the presets'
         self.spec = BotSpec(name=BOT_NAME, command=command, transport=transport, limits=limits or Limits())
         self.variants = variants
-        self.transport = transport
+        self.transport = self.spec.speaks  # a bundled bot is checked on stdio, as it runs
         self.seed = seed
         self.time = clock or TimeControl(start_ms=start_ms, decision_ms=decision_ms, grace_ms=50)
         self.rules = rules or {}

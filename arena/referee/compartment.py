@@ -103,6 +103,7 @@ class BotProcess:
         self.log_path = log_path
         self.started = time.monotonic()
         self.infra_depth = infra_depth  # tree levels that are ours (bwrap, the gate), not the bot's
+        self._infra: list[int] = []  # their pids below the first, once seen (note_infra)
         self.exit_note: str | None = None  # the bot's exit status as its gate reported it
         self.bot_code: int | None = None  # the bot's own exit code (negative: killed by that signal)
         private_folder_of(log_path.parent)  # the organiser's alone: a bot's output may hold what it saw
@@ -139,7 +140,7 @@ class BotProcess:
             os.close(fd)
         self.pid = self.proc.pid
         self.pidfd = _pidfd(self.pid)  # readable once the compartment's first process ended (-1: no pidfds here)
-        self.channel = Channel(from_bot_r, to_bot_w, notices=spec.transport != "stdio")  # stdio: no gate
+        self.channel = Channel(from_bot_r, to_bot_w, notices=spec.speaks != "stdio")  # stdio: no gate
         self._tree: list[int] = [self.pid]
         self._tree_at = 0.0
         register(self)
@@ -250,6 +251,21 @@ class BotProcess:
             return [root, *root.children(recursive=True)]
         except (psutil.Error, OSError):
             return []
+
+    def note_infra(self) -> None:
+        """Remember the pids of the compartment's own processes below its first (the sandbox's
+        bwraps and init, the gate) while they run.  One that outlives its parent is adopted by us
+        (the subreaper), and ``kill`` reaps it even once it has left the tree: a stdio bot's
+        sandbox init does, when the bot exits by itself."""
+        found: list[int] = []
+        try:
+            level = [psutil.Process(self.pid)]
+            for _ in range(self.infra_depth - 1):
+                level = [c for p in level for c in p.children()]
+                found += [p.pid for p in level]
+        except psutil.Error:
+            pass
+        self._infra = found
 
     def _levels(self, children: dict[int, list[int]]) -> list[list[int]]:
         """The compartment's pids by depth: the sandbox and the gate first, then the bot's own."""
@@ -402,11 +418,7 @@ class BotProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
             pass
-        for d in descendants:  # those reparented to us (a subreaper) must be reaped here
-            try:
-                os.waitpid(d.pid, os.WNOHANG)
-            except (ChildProcessError, OSError):
-                pass
+        _reap(sorted({d.pid for d in descendants} | set(self._infra)))
         sweep(BOT_MARKER, self.bot_id)  # descendants that left the bot's tree (no sandbox)
         self._end_copier(1.0)
         if self.cgroup is not None:
@@ -424,6 +436,32 @@ class BotProcess:
             return True
         except subprocess.TimeoutExpired:
             return False
+
+
+REAP_S = 1.0  # how long kill() waits for a killed compartment's processes to be ours to reap
+
+
+def _reap(pids: list[int]) -> None:
+    """Reap the killed ``pids`` that become our children (a subreaper adopts the orphans of a killed
+    tree, a moment after their parent died), until each is reaped or gone, for up to ``REAP_S``:
+    one reaped before it was adopted would stay a zombie of ours for as long as the referee runs."""
+    deadline = time.monotonic() + REAP_S
+    while pids:
+        left = []
+        for pid in pids:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    left.append(pid)  # ours, not dead yet
+            except ChildProcessError:  # not ours (yet): still there, its parent dying, or gone
+                try:
+                    os.kill(pid, 0)
+                    left.append(pid)
+                except OSError:
+                    pass
+        pids = left
+        if not pids or time.monotonic() > deadline:
+            return
+        time.sleep(0.002)
 
 
 DATA_EARLY_BYTES = 32 << 20  # the filesystem filling by this much since a measure brings the next one forward

@@ -191,10 +191,12 @@ class BotHost:
                 self.send_error(peer, "oversized", f"expected hello: a message of {item.size} bytes, over the "
                                                    f"{MAX_MESSAGE_BYTES}-byte limit", retry=True)
                 continue
-            if peer.spec.transport == "stdio" and not item.data.lstrip().startswith(b"{"):
+            if peer.spec.speaks == "stdio" and not item.data.lstrip().startswith(b"{"):
                 peer.problem = self._not_a_message(peer, item.data)
                 return self._give_up(peer)
             if self._handshake(peer, item.data, welcome):
+                assert peer.process is not None
+                peer.process.note_infra()
                 return True
             if peer.problem is not None:
                 return self._give_up(peer)

@@ -163,7 +163,10 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         if not sandbox:
             os.close(_data_folder(data, None, spec, cwd, hide))
     argv, depth, gate = program, 0, gate_program()
-    if spec.transport != "stdio":
+    if spec.speaks == "stdio":
+        if spec.is_bundled():
+            argv = [*program, "--stdio"]  # protocol.client's stdio loop
+    else:
         env["ARENA_TOKEN"] = token
         if spec.transport == "tcp":
             env["ARENA_GATE_BIND"] = "tcp://127.0.0.1:0"
@@ -184,7 +187,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
         try:
             argv = sb.wrap(argv, workdir, hide, expose=[Path(gate), *([root] if trusted else [])],
-                           as_pid_1=spec.transport != "stdio",  # the gate is PID 1: orphans become its children
+                           as_pid_1=spec.speaks != "stdio",  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,
                            identity=who,

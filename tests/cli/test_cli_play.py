@@ -62,6 +62,18 @@ def test_play_stdio_prefix_and_bad_input(tmp_path):
         assert words in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_a_client_library_bot_on_stdio_plays_and_its_prints_go_to_its_log(tmp_path):
+    bot = f"stdio:{sys.executable} tests/bots/printing_client.py --stdio"
+    record = tmp_path / "p.jsonl"
+    p = arena("play", "basic", "greedy", bot, "--seed", "5", "--record", str(record), "--quiet")
+    assert p.returncode == 0, p.stderr
+    entries = [json.loads(line) for line in record.read_text().splitlines()[1:]]  # after the header
+    assert not [e for e in entries if e["e"] in ("failure", "forfeit")], "a print was read as a message"
+    assert sum(1 for e in entries if e["e"] == "play" and e["seat"] == 1) > 3
+    log = (tmp_path / "logs" / "printing_client.log").read_text()
+    assert "play at seq" in log and "draw at seq" in log
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_play_leaves_no_process(sig, tmp_path):
     slow = f"{sys.executable} {MISBEHAVE} hang"

@@ -1,5 +1,5 @@
-"""How a bot is started (issues 24/25): a bundled bot without ``site``, the gate with ``-S``, a user's
-command word for word; the real bots still play, in the sandbox (as root: as a user of their own)
+"""How a bot is started (issues 24/25): a bundled bot without ``site`` and on stdio, the gate with
+``-S``, a user's command word for word; the real bots still play, in the sandbox (as root: as a user of their own)
 and outside it."""
 
 from __future__ import annotations
@@ -68,16 +68,23 @@ def test_bundled_bots_started_without_site_play_a_game(box, tmp_path, no_leaks):
         peers = [host.add(BotSpec(name=f"s{i}", command=c)) for i, c in enumerate(("greedy", "random"))]
         for peer in peers:
             assert host.start(peer), peer.problem
+        sandbox_pids = set()  # the compartments' own processes (bwraps, init), not the bots
         for peer in peers:
             assert peer.process is not None
             bot = _bot_process(peer.process.tree())
+            sandbox_pids |= {p.pid for p in peer.process.tree()[1:] if p.pid != bot.pid}
             assert bot.cmdline()[1:4] == ["-S", "-P", "-c"]
             if box and identity.needed():  # as root: the compartment's own user, never root
                 low, high = identity.id_range()
                 assert low <= bot.uids().real <= high and bot.uids().effective != 0
-            gate = [p for p in peer.process.tree() if launch.GATE in p.cmdline()]
-            assert gate and "-S" in gate[0].cmdline()
+            assert bot.cmdline()[-1] == "--stdio"  # a bundled bot speaks stdio: no gate, no ZeroMQ
+            assert not [p for p in peer.process.tree() if launch.GATE in p.cmdline()]
+            assert not peer.process.channel.notices  # and its pipe can carry no gate's notice
         result = play_one(host, peers, rules, 3, "start-test", TC, FailurePolicy(), tmp_path / "record.jsonl")
     assert result.end_reason not in ("", None) and result.decisions > 0
     assert result.failures == [{}, {}] and result.forfeited == []
     assert result.hellos == ["greedy", "random"]
+    # The bots exited on shutdown, and their sandbox's init outlived its parent: adopted by us (the
+    # subreaper), it must have been reaped, not left a zombie for as long as the referee runs.
+    zombies = [c.pid for c in psutil.Process().children() if c.pid in sandbox_pids]
+    assert not zombies, zombies

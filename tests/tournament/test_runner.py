@@ -106,7 +106,7 @@ def test_a_killed_worker_is_replaced_and_its_game_played_once(reference, tmp_pat
         deadline = time.monotonic() + 90
         while count_lines(journal) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        workers = [c for c in psutil.Process(proc.pid).children() if "spawn_main" in " ".join(c.cmdline())]
+        workers = [c for c in psutil.Process(proc.pid).children() if "spawn_main" in _cmdline(c)]
         assert len(workers) == 2 and count_lines(journal) < SMALL_GAMES
         workers[0].kill()
         stdout, _ = proc.communicate(timeout=90)
@@ -119,6 +119,14 @@ def test_a_killed_worker_is_replaced_and_its_game_played_once(reference, tmp_pat
     assert games(out) == games(ref)
     assert printed_json(stdout) == standings_json(ref)
     assert not settle()
+
+
+def _cmdline(p: psutil.Process) -> str:
+    """A child's command line, or "" for one that has just ended (a zombie not yet reaped)."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
 
 
 @pytest.mark.timeout(60)
