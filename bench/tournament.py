@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import sys
 import tempfile
 import time
@@ -37,17 +38,19 @@ BOTS = (("greedy", "greedy"), ("greedy-2", "greedy"), ("greedy-3", "greedy"), ("
         ("random", "random"), ("random-2", "random"))
 TARGET = 10          # basic's target is 100: a game here is one to three deals
 SEATS = 2
+ZMQ_FOLDER = "user-bots"  # the copy the ZeroMQ round robin's bots run from
 GAMES_PER_SET = math.comb(len(BOTS), SEATS) * 2  # every table, both seatings
 
 
 def tournament_toml(deal_sets: int, concurrency: int, zmq: bool = False) -> str:
     """``zmq``: the same bots' modules as user commands, so they speak ZeroMQ through a gate
-    (a bundled bot speaks stdio: ``BotSpec.speaks``)."""
+    (a bundled bot speaks stdio: ``BotSpec.speaks``), run from a copy of the package in the
+    tournament's folder (a bot's folder lies inside it)."""
     def entry(name: str, bot: str) -> str:
         if not zmq:
             return f'\n[[bots]]\nname = "{name}"\ncommand = "{bot}"\n'
         return (f'\n[[bots]]\nname = "{name}"\ncommand = "{sys.executable} -m sample_bots.{bot}"\n'
-                f'cwd = "{ROOT}"\n')
+                f'cwd = "{ZMQ_FOLDER}"\n')
     bots = "".join(entry(n, c) for n, c in BOTS)
     return f"""\
 name = "bench"
@@ -90,6 +93,10 @@ def run_tournament(games: int, concurrency: int, checkpoints: tuple[int, ...] = 
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         file = Path(tmp) / "bench.toml"
         file.write_text(tournament_toml(deal_sets, concurrency, zmq))
+        if zmq:
+            for package in ("arena", "protocol", "sample_bots"):
+                shutil.copytree(ROOT / package, Path(tmp) / ZMQ_FOLDER / package,
+                                ignore=shutil.ignore_patterns("__pycache__"))
         t = config.load(file)
 
         def on_progress(summary: runner.RunSummary, _entry: runner.JournalEntry) -> None:
