@@ -147,7 +147,7 @@ class Session:
         self.rules = rules or {}
         self.out = out
         self.log_dir = log_dir
-        self.report = Report(command, transport, variants)
+        self.report = Report(command, self.transport, variants)
         self.sandbox = sandbox
         self.games_played = 0
         self.games_with_answers = 0

@@ -97,7 +97,7 @@ def check_bot(command: str, variants: list[str] | None = None, transport: str = 
                       limits=limits, clock=clock, rules=rules)
     shown = command if command not in BUNDLED_BOTS else f"{command} (sample bot)"
     cpu = " of CPU time" if checker.time.clock == "cpu" else ""
-    out(f"checking {shown} over the {transport} transport: presets {', '.join(chosen)}; seed {seed}; "
+    out(f"checking {shown} over the {checker.transport} transport: presets {', '.join(chosen)}; seed {seed}; "
         f"{checker.time.decision_ms} ms{cpu} per decision")
     t0 = time.monotonic()
     report = checker.report

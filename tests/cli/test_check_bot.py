@@ -187,6 +187,7 @@ def test_check_bot_command_exit_codes():
     assert ok.exit_code == 0, ok.output
     assert "PASS handshake: " in ok.output and "PASS game basic 2p: " in ok.output
     assert "0 failed" in ok.output.strip().splitlines()[-1]
+    assert "over the stdio transport" in ok.output  # a bundled bot runs on stdio, and is checked as it runs
 
     bad = runner.invoke(cli(), ["check-bot", f"{BROKEN} wrong_version", "--variant", "basic"])
     assert bad.exit_code == 1, bad.output
