@@ -33,7 +33,7 @@ import os
 import struct
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import msgspec
@@ -324,21 +324,25 @@ def run_stdio(bot: Bot) -> int:
 
     Whatever the bot's own code prints goes to stderr (its log): stdout carries the protocol only."""
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    sys.stdout = sys.stderr  # a print() of the bot's can never be read as a message
+    stdout, sys.stdout = sys.stdout, sys.stderr  # a print() of the bot's can never be read as a message
 
     def send(data: bytes) -> None:
         out.write(data + b"\n")
 
-    wants_events = type(bot).on_event is not Bot.on_event
-    send(encode(Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)))
-    for line in sys.stdin.buffer:
-        code = _handle(bot, line.rstrip(b"\r\n"), send, wants_events)
-        if code is not None:
-            return code
-    return 0  # end of stdin: the referee is gone
+    try:
+        wants_events = type(bot).on_event is not Bot.on_event
+        send(encode(Hello(name=bot.name, versions=list(SUPPORTED_VERSIONS), author=bot.author, events=wants_events)))
+        for line in sys.stdin.buffer:
+            code = _handle(bot, line.rstrip(b"\r\n"), send, wants_events)
+            if code is not None:
+                return code
+        return 0  # end of stdin: the referee is gone
+    finally:
+        sys.stdout = stdout
+        out.close()
 
 
-def _handle(bot: Bot, data: bytes, send: Any, wants_events: bool) -> int | None:
+def _handle(bot: Bot, data: bytes, send: Callable[[bytes], Any], wants_events: bool) -> int | None:
     """Act on one message from the referee (``send`` takes the encoded reply); the exit code once
     the session is over (0 on shutdown, 1 when the handshake was refused), else None."""
     log = sys.stderr
