@@ -23,7 +23,7 @@ from arena.failures import FAILURE_KINDS as FAILURE_KINDS  # re-exported: the ki
 from arena.failures import KINDS, Kind, Policy
 from arena.failures import POLICIES as POLICIES
 
-BUNDLED_BOT_MODULES: dict[str, str] = {"random": "sample_bots.random", "greedy": "sample_bots.greedy",
+BUNDLED_BOT_MODULES: dict[str, str] = {"random": "sample_bots.random_bot", "greedy": "sample_bots.greedy",
                                         "greedy-eps10": "sample_bots.greedy_eps10"}
 BUNDLED_BOT_MODULES.update({f"house-{lv}": f"sample_bots.house_{lv}" for lv in ("easy", "medium", "hard")})  # arena/house.py
 BUNDLED_BOTS: frozenset[str] = frozenset(BUNDLED_BOT_MODULES)

@@ -88,6 +88,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
     items.sort(key=collection_rank)  # stable: each file's own order is kept
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest 9.2 changed the node ids pytest-xdist (3.8) marks its groups on: the groups are silently lost,
+    # and tests that share a shell or a fixture run in several workers and fail saying nothing of why.
+    if getattr(config.option, "dist", "no") == "loadgroup" and tuple(map(int, pytest.__version__.split(".")[:2])) >= (9, 2):
+        raise pytest.UsageError(f"pytest {pytest.__version__} loses pytest-xdist's test groups (pytest-xdist#1386); "
+                                "install the versions of pyproject.toml's test extra (pytest<9.2)")
+
+
 def collection_rank(item: pytest.Item) -> tuple[int, int]:
     """Where a test is collected: the LONGEST_FIRST ones in that order, the other slow ones, the fast."""
     if not item.get_closest_marker("slow"):

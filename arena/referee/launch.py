@@ -186,7 +186,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
             _check_readable(sb.program_folders(program, workdir, files=True))
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
         try:
-            argv = sb.wrap(argv, workdir, hide, expose=[Path(gate), *([root] if trusted else [])],
+            argv = sb.wrap(argv, workdir, hide, expose=[*([Path(gate)] if spec.speaks != "stdio" else []), *([root] if trusted else [])],
                            as_pid_1=spec.speaks != "stdio",  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,

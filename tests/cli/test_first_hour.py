@@ -113,6 +113,13 @@ def _sample_bot(*args: str, env: dict[str, str] | None = None, timeout: float = 
                           text=True, timeout=timeout, env={**clean, **(env or {})}, cwd=ROOT, start_new_session=True)
 
 
+def test_no_sample_bot_shadows_a_standard_module():
+    # `python3 sample_bots/greedy.py` puts sample_bots/ first on the import path: a sample_bots/random.py
+    # was imported as the standard `random` by the engine, and the bot died of a circular import.
+    names = {p.stem for p in (ROOT / "sample_bots").glob("*.py")}
+    assert "greedy" in names and not names & sys.stdlib_module_names
+
+
 @pytest.mark.slow
 def test_a_remote_bot_without_a_token_is_one_sentence_not_a_traceback(no_leaks):
     done = _sample_bot("--endpoint", "tcp://127.0.0.1:9")

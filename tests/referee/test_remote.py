@@ -24,7 +24,7 @@ def test_remote_seat_plays_when_a_bot_connects_with_the_printed_token(tmp_path):
         line = referee.stderr.readline()
         m = re.search(r"ARENA_TOKEN=([0-9a-f]+) \.\.\. --endpoint (\S+)", line)
         assert m, line
-        bot = subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--endpoint", m[2]],
+        bot = subprocess.Popen([sys.executable, "-m", "sample_bots.random_bot", "--endpoint", m[2]],
                                env={**os.environ, "ARENA_TOKEN": m[1]},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         out, err = referee.communicate(timeout=100)
