@@ -4,7 +4,7 @@ All in one run on this machine:
 1. the raw pyzmq ROUTER/DEALER round trip over TCP loopback for a message of
    the size of a typical decision request (an echo peer in another process);
 2. the referee's per-decision overhead in real games of basic, greedy vs
-   greedy: wall time per decision minus the bots' own time (measured inside
+   greedy, the bots on ZeroMQ (the endpoint the referee holds for each): wall time per decision minus the bots' own time (measured inside
    the bots from receiving a request to having sent its reply; the figure
    with only the policy call subtracted is printed too);
 3. games/s of those games (bots kept alive, as in a tournament worker), and of
@@ -12,8 +12,9 @@ All in one run on this machine:
 4. the client library's CPU to decode a request of a real game, against the
    strict decoder alone (what every request cost before the fast path).
 
-5. the same games between the same bots on the stdio transport (no gate, no ZeroMQ in the bot:
-   how the bundled bots run).
+5. the same games between the same bots on the stdio transport (no ZeroMQ in the bot: how the
+   bundled bots run), and on ZeroMQ through a gate process (``ARENA_GATE=zmtp``: how a zmq bot was
+   reached before the referee held its endpoint itself).
 
 Goal: per-decision overhead at most 1.5x the raw round trip; the sandbox costs no
 per-decision overhead and under 50 ms of start time (both measured here, with and without it).
@@ -124,9 +125,24 @@ def raw_round_trip(size: int, n: int) -> tuple[float, float, float]:
     return statistics.median(times) * 1e6, statistics.fmean(times) * 1e6, cpu / (n + 200) * 1e6
 
 
-def referee_overhead(games: int, sandbox: bool = True, transport: str = "zmq") -> dict[str, float]:
-    """Games of basic, greedy vs greedy, between two timing bots on ``transport`` (zmq: through the
-    gate; stdio: the client library's ``--stdio`` loop on the referee's pipes, as the bundled bots run)."""
+def referee_overhead(games: int, sandbox: bool = True, transport: str = "zmq", gate: str = "") -> dict[str, float]:
+    """Games of basic, greedy vs greedy, between two timing bots on ``transport`` (zmq: on the endpoint the
+    referee holds, or through a gate process with ``gate`` = ``zmtp`` or ``libzmq``, the ``ARENA_GATE``
+    values; stdio: the client library's ``--stdio`` loop on the referee's pipes, as the bundled bots run)."""
+    import os
+
+    before = os.environ.pop("ARENA_GATE", None)
+    if gate:
+        os.environ["ARENA_GATE"] = gate
+    try:
+        return _referee_overhead(games, sandbox, transport)
+    finally:
+        os.environ.pop("ARENA_GATE", None)
+        if before is not None:
+            os.environ["ARENA_GATE"] = before
+
+
+def _referee_overhead(games: int, sandbox: bool, transport: str) -> dict[str, float]:
     from arena.referee.game import play_one
     from arena.referee.host import BotHost
     from arena.rules.options import resolve
@@ -205,6 +221,7 @@ def main(quick: bool = False) -> dict[str, float]:
     ref = referee_overhead(10 if quick else 40)
     bare = referee_overhead(10 if quick else 40, sandbox=False)
     stdio = referee_overhead(10 if quick else 40, transport="stdio")
+    gated = referee_overhead(10 if quick else 40, gate="zmtp")
     cli = cli_games_per_s(2 if quick else 5)
     decode_us, strict_decode_us = client_decode_us(5 if quick else 20)
     figures = {
@@ -225,6 +242,8 @@ def main(quick: bool = False) -> dict[str, float]:
         "nosandbox_path_cpu_per_decision_us": bare["path_cpu_per_decision_us"],
         **{f"stdio_{k}": v for k, v in stdio.items()},
         "stdio_overhead_ratio": stdio["overhead_per_decision_us"] / rtt,
+        **{f"gate_{k}": v for k, v in gated.items()},
+        "gate_overhead_ratio": gated["overhead_per_decision_us"] / rtt,
     }
     return figures
 
@@ -247,10 +266,10 @@ def report(f: dict[str, float]) -> str:
          f"{f['client_decode_us']:.1f} us", f"{f['client_strict_decode_us']:.1f} us with the strict decoder alone, "
          f"{f['client_strict_decode_us'] / f['client_decode_us']:.1f}x"),
         ("median decision latency seen by the referee", f"{f['median_latency_us']:.0f} us", ""),
-        ("CPU per decision: referee / compartments (gates, bots) / bots",
+        ("CPU per decision: referee / compartments (bots; gates, if any) / bots",
          f"{f['referee_cpu_per_decision_us']:.0f} / {f['compartments_cpu_per_decision_us']:.0f} / "
          f"{f['bots_cpu_per_decision_us']:.0f} us", ""),
-        ("CPU per decision of the path (referee + gates)", f"{f['path_cpu_per_decision_us']:.0f} us",
+        ("CPU per decision of the path (referee, and gates if any)", f"{f['path_cpu_per_decision_us']:.0f} us",
          f"{f['path_cpu_per_decision_us'] / f['raw_rtt_cpu_us']:.2f}x the raw round trip's CPU "
          f"({f['raw_rtt_cpu_us']:.0f} us, both ends)"),
         ("the same on stdio (the bundled bots' transport): overhead", f"{f['stdio_overhead_per_decision_us']:.0f} us",
@@ -261,6 +280,14 @@ def report(f: dict[str, float]) -> str:
          f"{f['game_cpu_per_decision_us'] / f['stdio_game_cpu_per_decision_us']:.2f}x less than on zmq"),
         ("... on stdio: games/s, bots kept alive", f"{f['stdio_games_per_s']:.1f}",
          f"{f['stdio_games_per_s'] / f['games_per_s']:.2f}x zmq's"),
+        ("the same through a gate process (ARENA_GATE=zmtp): overhead", f"{f['gate_overhead_per_decision_us']:.0f} us",
+         f"{f['gate_overhead_ratio']:.2f}x the median raw round trip; the endpoint's "
+         f"{f['overhead_per_decision_us'] / f['gate_overhead_per_decision_us']:.2f}x of it"),
+        ("... through a gate: CPU per decision of the path, a game's",
+         f"{f['gate_path_cpu_per_decision_us']:.0f} / {f['gate_game_cpu_per_decision_us']:.0f} us",
+         f"the endpoint's {f['path_cpu_per_decision_us'] / f['gate_path_cpu_per_decision_us']:.2f}x / "
+         f"{f['game_cpu_per_decision_us'] / f['gate_game_cpu_per_decision_us']:.2f}x of them; games/s "
+         f"{f['gate_games_per_s']:.1f} (the endpoint's {f['games_per_s'] / f['gate_games_per_s']:.2f}x)"),
         ("same overhead without the sandbox", f"{f['nosandbox_overhead_per_decision_us']:.0f} us",
          f"sandboxed / bare {f['overhead_per_decision_us'] / f['nosandbox_overhead_per_decision_us']:.2f}x"),
         ("bot start to welcome, sandboxed / bare", f"{f['bot_start_ms']:.0f} / {f['nosandbox_bot_start_ms']:.0f} ms",

@@ -1,4 +1,5 @@
-"""The gate process against real libzmq peers: the ZMTP gate (default) and the libzmq one (ARENA_GATE=libzmq).
+"""The gate process against real libzmq peers: the ZMTP gate (a tcp transport, ARENA_GATE=zmtp) and the libzmq
+one (CURVE seats, ARENA_GATE=libzmq); the referee's own endpoint, the default, is tests/referee/test_endpoint.py.
 
 Each test starts a gate with no bot (as for a remote seat), connects pyzmq sockets or a raw
 socket to it, and reads what reaches the referee's pipe.
@@ -223,23 +224,23 @@ def test_the_libzmq_gate_is_kept_for_curve_and_on_request(monkeypatch):
     assert launch.gate_program() == launch.GATE_LIBZMQ
 
 
-@pytest.mark.parametrize("which", ["zmtp", "libzmq"])
+@pytest.mark.parametrize("which", ["endpoint", "zmtp", "libzmq"])
 def test_a_multipart_bomb_in_a_game_is_charged_oversized_not_a_crash(tmp_path, monkeypatch, which, no_leaks):
     from arena.settings import TimeControl
     from bench.flood import PeakRss
     from tests.conftest import hostile, run_game
 
-    if which == "libzmq":
-        monkeypatch.setenv("ARENA_GATE", "libzmq")
-    else:
+    if which == "endpoint":  # the default: the referee's own endpoint, no gate
         monkeypatch.delenv("ARENA_GATE", raising=False)
+    else:
+        monkeypatch.setenv("ARENA_GATE", which)
     with PeakRss() as rss:
         result, _ = run_game("basic", [hostile("multipart"), "greedy"], tmp_path, seed=36,
                              time_control=TimeControl(start_ms=10000, decision_ms=5000))
     assert rss.growth_mib < 64, f"the referee grew by {rss.growth_mib:.0f} MiB"
     kinds = {f.kind for f in result.failure_log if f.seat == 0}
     assert not [f for f in result.failure_log if f.seat == 1], result.failure_log
-    if which == "zmtp":  # read frame by frame: the bomb is over the limit at its second frame, the gate lives on
+    if which != "libzmq":  # read frame by frame: the bomb is over the limit at its second frame, nothing ends
         reasons = [f.reason for f in result.failure_log if f.seat == 0]
         assert "oversized" in kinds and "crash" not in kinds, result.failure_log
         assert any(r.startswith("a message of 2097152 bytes") for r in reasons), reasons

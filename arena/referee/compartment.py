@@ -32,6 +32,7 @@ from arena.referee.cleanup import (
     sweep,
     unregister,
 )
+from arena.referee.endpoint import Endpoint
 from arena.referee.limits_watch import DATA_ENTRIES, WATCHER, data_quota, data_use
 from arena.referee.procfs import (
     COST_RATIO,
@@ -83,12 +84,13 @@ def _compartment(referee: str, name: str, limits: Limits) -> cgroups.Compartment
 
 
 class BotProcess:
-    """One launched bot compartment: the bot (behind its gate, unless it speaks stdio), its sandbox,
-    its pipes to the referee (``channel``), its capped log, and everything it starts."""
+    """One launched bot compartment: the bot, its sandbox, the channel its messages come by (its own
+    pipes on stdio, its gate's, or the endpoint the referee holds for it), its capped log, and
+    everything it starts."""
 
     def __init__(self, spec: BotSpec, argv: list[str], env: dict[str, str], log_path: Path,
                  cwd: Path | None, infra_depth: int, data: Path | None = None, pass_fds: tuple[int, ...] = (),
-                 data_volume: bool = False) -> None:
+                 data_volume: bool = False, endpoint: Endpoint | None = None) -> None:
         referee = env[REFEREE_MARKER] = install_cleanup()
         self.spec = spec
         self.bot_id = env[BOT_MARKER] = secrets.token_hex(8)
@@ -109,9 +111,15 @@ class BotProcess:
         private_folder_of(log_path.parent)  # the organiser's alone: a bot's output may hold what it saw
         open_private(log_path, append=True).close()  # a restarted bot goes on in the same file
         self._log_lock = threading.Lock()  # the referee's own lines (game separators)
-        to_bot_r, to_bot_w = os.pipe()
-        from_bot_r, from_bot_w = os.pipe()
+        # The bot's messages: its own pipes (a stdio bot, or its gate's), or the endpoint the referee
+        # holds for it, and then both its outputs go to the log.
         log_r, log_w = os.pipe()
+        if endpoint is None:
+            to_bot_r, to_bot_w = os.pipe()
+            from_bot_r, from_bot_w = os.pipe()
+        else:
+            to_bot_r, to_bot_w = os.open(os.devnull, os.O_RDONLY), -1
+            from_bot_r, from_bot_w = -1, log_w
         self._copier: subprocess.Popen[bytes] | None = None
         self._log_settled = False
         try:
@@ -124,8 +132,10 @@ class BotProcess:
                 close_fds=True, pass_fds=pass_fds,
             )
         except BaseException as e:
-            for fd in (to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w):
+            for fd in {to_bot_r, to_bot_w, from_bot_r, from_bot_w, log_r, log_w} - {-1}:
                 os.close(fd)
+            if endpoint is not None:
+                endpoint.close()
             if self._copier is not None:
                 self._copier.kill()
                 self._copier.wait()
@@ -136,11 +146,16 @@ class BotProcess:
             raise
         if self.cgroup is not None:
             self.cgroup.opened()
-        for fd in (to_bot_r, from_bot_w, log_w, log_r):
+        for fd in {to_bot_r, from_bot_w, log_w, log_r}:
             os.close(fd)
         self.pid = self.proc.pid
         self.pidfd = _pidfd(self.pid)  # readable once the compartment's first process ended (-1: no pidfds here)
-        self.channel = Channel(from_bot_r, to_bot_w, notices=spec.speaks != "stdio")  # stdio: no gate
+        self.channel: Channel | Endpoint
+        if endpoint is None:
+            self.channel = Channel(from_bot_r, to_bot_w, notices=spec.speaks != "stdio")  # stdio: no gate
+        else:
+            self.channel = endpoint
+            endpoint.watch(self.pidfd, self.proc)
         self._tree: list[int] = [self.pid]
         self._tree_at = 0.0
         register(self)

@@ -130,8 +130,9 @@ class Zmtp:
     frame's header plus one body of ``limit`` bytes plus the last chunk fed.
     """
 
-    def __init__(self, limit: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES, command_limit: int = COMMAND_CAP_BYTES) -> None:
         self.limit = limit
+        self.command_limit = command_limit
         self.buf = bytearray()
         self.greeted = False  # the peer's 64-byte greeting was read
         self.ready = False  # its READY was read
@@ -184,7 +185,7 @@ class Zmtp:
             if flags & 4 or not self.ready:
                 if not flags & 4:
                     raise ProtocolError("a message before the handshake")
-                if flags & 1 or size > COMMAND_CAP_BYTES:
+                if flags & 1 or size > self.command_limit:
                     raise ProtocolError("a multipart or oversized command")
                 if end - pos < head + size:
                     break

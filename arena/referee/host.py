@@ -46,6 +46,7 @@ CAUSE_LINES, CAUSE_BYTES = 40, 4096  # of a failed start's log, searched for the
 _ERROR_LINE = re.compile(r"^\s*(\w*(Error|Exception)(\s*\[\w+\])?:|error:|fatal:|panic:)", re.IGNORECASE)
 _NODE_MODULE = re.compile(r"Cannot find (module|package) '([^']+)'")
 _PYTHON_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+_NOT_STARTED = re.compile(r"^bwrap: execvp (.*)$", re.MULTILINE)
 
 
 def start_cause(tail: str, command: str) -> tuple[str, str]:
@@ -129,7 +130,7 @@ class BotHost:
         self.listen = listen
         self.sandbox = sandbox
         self.hide = tuple(hide) + (self.log_dir,)
-        self._private_dir: Path | None = None  # gates' sockets when there is no sandbox: made when needed
+        self._private_dir: Path | None = None  # the bots' sockets (endpoints, gates): made when needed
         self.peers: list[Peer] = []
         self.closed = False
 
@@ -225,7 +226,7 @@ class BotHost:
                                   curve_secret=peer.curve_secret)
         else:
             peer.process = launch(peer.spec, peer.token, log, peer.cwd, sandbox=self.sandbox,
-                                  hide=self.hide, private_dir=None if self.sandbox else self._private(),
+                                  hide=self.hide, private_dir=self._private(),
                                   data=peer.data)
 
     def log_path(self, peer: Peer) -> Path:
@@ -239,6 +240,9 @@ class BotHost:
 
     def _exit_problem(self, peer: Peer) -> tuple[Kind, str]:
         assert peer.process is not None
+        # The sandbox could not run the command (no such program): as a launch that failed, not a crash of it
+        if m := _NOT_STARTED.search(self.output_of_start(peer, 3, 1000)):
+            return "crash", f"could not start the bot: {m.group(1).strip()}"
         limits = peer.process.died_of_limits()
         kind: Kind = "resource" if limits else "crash"
         over = f": it {peer.process.violation}" if limits and peer.process.violation else ""  # which limit, and its key

@@ -33,6 +33,7 @@ from arena.referee.cleanup import (
     sweep,
 )
 from arena.referee.compartment import BotProcess
+from arena.referee.endpoint import Endpoint
 from arena.referee.limits_watch import DATA_ENTRIES, DATA_MB, WATCHER, data_quota, data_use, folder_bytes
 from arena.referee.procfs import deleted_open_bytes, tree_cpu_seconds
 from arena.settings import BUNDLED_BOT_MODULES, BotSpec
@@ -127,7 +128,14 @@ def gate_argv(curve: bool = False, sandbox: bool = False) -> list[str]:
     return [sys.executable, *(["-I"] if sandbox else []), *(["-S"] if program == GATE else []), program]
 
 
-SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"
+SANDBOX_ENDPOINT = "ipc:///tmp/arena-bot.sock"  # sandbox.BOT_SOCKET
+
+
+def direct_endpoint(spec: BotSpec) -> bool:
+    """Whether the referee holds the bot's endpoint itself (``arena.referee.endpoint``): a bot on the
+    default ``zmq`` transport, unless ``ARENA_GATE`` asks for a gate process (``zmtp``: the ZMTP gate,
+    ``libzmq``: the libzmq one)."""
+    return spec.speaks == "zmq" and not os.environ.get("ARENA_GATE")
 
 
 def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *, sandbox: bool = True,
@@ -163,9 +171,16 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         if not sandbox:
             os.close(_data_folder(data, None, spec, cwd, hide))
     argv, depth, gate = program, 0, gate_program()
+    endpoint: Endpoint | None = None
     if spec.speaks == "stdio":
         if spec.is_bundled():
             argv = [*program, "--stdio"]  # protocol.client's stdio loop
+    elif direct_endpoint(spec):  # the referee listens for the bot itself: no gate
+        assert private_dir is not None, "a bot's endpoint needs a private folder for its socket"
+        endpoint = Endpoint(private_dir / f"{secrets.token_hex(6)}.sock", token)
+        env["ARENA_TOKEN"] = token
+        env["ARENA_ENDPOINT"] = SANDBOX_ENDPOINT if sandbox else f"ipc://{endpoint.path}"
+        argv = [*program, "--endpoint", env["ARENA_ENDPOINT"]]
     else:
         env["ARENA_TOKEN"] = token
         if spec.transport == "tcp":
@@ -185,16 +200,19 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         if who is not None:
             _check_readable(sb.program_folders(program, workdir, files=True))
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
+        gated = spec.speaks != "stdio" and endpoint is None
         try:
-            argv = sb.wrap(argv, workdir, hide, expose=[*([Path(gate)] if spec.speaks != "stdio" else []), *([root] if trusted else [])],
-                           as_pid_1=spec.speaks != "stdio",  # the gate is PID 1: orphans become its children
+            argv = sb.wrap(argv, workdir, hide, expose=[*([Path(gate)] if gated else []), *([root] if trusted else [])],
+                           as_pid_1=gated,  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,
-                           identity=who,
-                           bot_env=inside)
+                           identity=who, bot_env=inside,
+                           socket=Path(endpoint.path) if endpoint is not None else None)
         except BaseException:
             if data_fd is not None:
                 os.close(data_fd)
+            if endpoint is not None:
+                endpoint.close()
             raise
         # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot); as root a first
         # bwrap (root's, building the view) comes before
@@ -202,7 +220,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
     try:  # the sandbox binds the data folder from this descriptor (opened without following links)
         return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data,
                           pass_fds=() if data_fd is None else (data_fd,),
-                          data_volume=data_fd is not None and _is_volume_fd(data_fd, data))
+                          data_volume=data_fd is not None and _is_volume_fd(data_fd, data), endpoint=endpoint)
     finally:
         if data_fd is not None:
             os.close(data_fd)

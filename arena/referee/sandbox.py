@@ -52,6 +52,7 @@ OPT_OUT = "run with --no-sandbox (or sandbox = false in the tournament file) to 
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # often links into /usr
 REPLACED = (Path("/tmp"), Path("/dev/shm"))  # empty and private in the sandbox
+BOT_SOCKET = "/tmp/arena-bot.sock"  # where a zmq bot finds its endpoint, inside its sandbox
 CLIENT_DIR = "/opt/arena-client"
 SANDBOX_UID = 65534  # the bot's user inside its own user namespace: not root, no capabilities  # the client library's folder inside the sandbox (on PYTHONPATH)
 # What a bot's environment keeps of the referee's: finding programs and the locale.
@@ -236,7 +237,7 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
          as_pid_1: bool = False, client_dir: Path | None = None, folders: Iterable[Path] | None = None,
          tmp_bytes: int = 256 << 20, writable: Path | None = None, identity: Identity | None = None,
          bot_env: Mapping[str, str] | None = None, files: Iterable[Path] = (),
-         writable_fd: int | None = None) -> list[str]:
+         writable_fd: int | None = None, socket: Path | None = None) -> list[str]:
     """``argv`` run inside a fresh sandbox with ``cwd`` as its working folder (as the sandbox's PID 1
     with ``as_pid_1``: it then adopts every orphan, and its end is the end of everything inside).
 
@@ -246,7 +247,8 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
     empty folders (``HiddenProgram`` if that would hide one of its own folders); ``writable`` is the
     bot's own data folder, the one place it may write that outlives it, bound from ``writable_fd``
     when given (``bwrap --bind-fd``: that very folder, whatever its path leads to by then; the
-    caller passes the descriptor to bwrap).  ``bot_env`` is set inside
+    caller passes the descriptor to bwrap).  ``socket`` (the endpoint the referee listens on for
+    the bot) is bound at ``BOT_SOCKET``, the one thing of the host's ``/tmp`` it sees.  ``bot_env`` is set inside
     only (``--setenv``), never in the launcher's own environment.  The private ``/tmp`` and
     ``/dev/shm`` hold at most ``tmp_bytes`` each (they are memory).
 
@@ -313,10 +315,11 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
     if as_pid_1:
         tail.append("--as-pid-1")
     tail += ["--chdir", str(cwd), "--", *argv]
+    plug = ["--bind", str(socket), BOT_SOCKET] if socket is not None else []
     if identity is None:
-        return [bwrap, *jail, *mounts, *workdir, *tail]
+        return [bwrap, *jail, *mounts, *workdir, *plug, *tail]
     setpriv = setpriv_path() or "setpriv"
-    outer = [bwrap, *mounts, *workdir, "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
+    outer = [bwrap, *mounts, *workdir, "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", *plug,
              "--die-with-parent", "--remount-ro", "/", "--",
              setpriv, f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups",
              "--inh-caps=-all", "--bounding-set=-all", "--nnp", "--pdeathsig=KILL", "--"]
@@ -329,4 +332,6 @@ def wrap(argv: list[str], cwd: Path, hide: Iterable[Path], expose: Iterable[Path
         inner += [kind, str(path), str(path)]
     if writable is not None and writable not in under_tmp:
         inner += ["--bind", str(writable), str(writable)]
+    if socket is not None:
+        inner += ["--bind", BOT_SOCKET, BOT_SOCKET]  # the outer bwrap's, bound above
     return [*outer, *inner, *tail]

@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtr, stdtrit  # Student's t cdf and quantile (scipy.stats costs 0.8 s more to import)
 
 from arena.tournament.journal import JournalEntry
 
@@ -266,7 +266,7 @@ class RatingFit:
         var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
         if var <= 1e-12:
             return None
-        return float(student_t.cdf((ru.rating - rl.rating) / math.sqrt(var), max(1, min(self.df[i], self.df[j]))))
+        return float(stdtr(max(1, min(self.df[i], self.df[j])), (ru.rating - rl.rating) / math.sqrt(var)))
 
 
 def rating_fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = None) -> RatingFit:
@@ -331,7 +331,7 @@ def rating_fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = Non
             lo, hi = (v, None) if bounds[i] == ">" else (None, v)
             out[bot] = Rating(bot, v, lo, hi, games, sets, bounds[i], peel[i])
             continue
-        half = float(student_t.ppf(0.5 + LEVEL / 2, df[i]) * math.sqrt(max(cov[i, i], 0.0))) if df[i] >= 1 else 0.0
+        half = float(stdtrit(df[i], 0.5 + LEVEL / 2) * math.sqrt(max(cov[i, i], 0.0))) if df[i] >= 1 else 0.0
         out[bot] = Rating(bot, v, v - half, v + half, games, sets)
     return RatingFit(names, out, cov, df)
 

@@ -268,13 +268,20 @@ def host_powers() -> None:
             f.write("written by the bot")
         return "written"
 
+    def pid1_environment_beyond_own() -> list[str]:
+        # PID 1 of the sandbox is ours (the gate, or bwrap's init): its environment holds no variable the bot
+        # lacks (one the bot's env overrode has there the launcher's value, which a bot that keeps it sees as its own)
+        with open("/proc/1/environ", "rb") as f:
+            theirs = {v.partition(b"=")[0].decode("utf-8", "replace") for v in f.read().split(b"\0") if v}
+        return sorted(theirs - set(os.environ))
+
     probes = [p for p in os.environ.get("HOSTILE_PATHS", "").split(":") if p]
     probes += [w[len("probe="):] for w in sys.argv[2:] if w.startswith("probe=")]
     report = {"core_pattern": try_(core_pattern), "shadow": try_(lambda: read("/etc/shadow")),
               "proc_sys": try_(proc_sys_rw), "uid": os.getuid(), "cwd": try_(lambda: read(".")),
               "env": sorted(k for k in os.environ if k.startswith("BOT_")),
               "data": try_(write_data) if os.environ.get("ARENA_DATA") else None,
-              "dir_fds": open_folders(),
+              "dir_fds": open_folders(), "pid1_env": try_(pid1_environment_beyond_own),
               "paths": {p: try_(lambda p=p: read(p)) for p in probes}}
     sys.stderr.write("HOSTILE " + json.dumps(report) + "\n")
     sys.stderr.flush()

@@ -53,8 +53,13 @@ def remount() -> str:
     return "remounted"
 
 
-def gate_pipe() -> str:
-    return os.readlink("/proc/1/fd/1")
+def pid1_descriptors() -> list[str]:
+    """What the sandbox's PID 1 (the gate, or bwrap's init) holds open that the spy does not: a pipe of
+    the referee's would let it write as someone else."""
+    def targets(pid: str) -> set[str]:
+        return {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+
+    return sorted(t for t in targets("1") - targets("self") if not t.startswith(("/dev/null", "anon_inode:")))
 
 
 def connect(port: int) -> str:
@@ -76,7 +81,7 @@ def main() -> int:
         "write_home": attempt(lambda: open(os.path.expanduser("~/spy-was-here.txt"), "w").write("x")),
         "tcp_out": attempt(lambda: connect(int(port))),
         "remount_system_rw": attempt(remount),
-        "gate_pipe": attempt(gate_pipe),
+        "pid1_descriptors": attempt(pid1_descriptors),
         # os.unshare is Python 3.12+ (mypy checks for 3.11); on 3.11 attempt() reports the AttributeError
         "new_user_namespace": attempt(lambda: os.unshare(os.CLONE_NEWUSER) or "unshared"),  # type: ignore[attr-defined]
         "engine_import": attempt(lambda: __import__("arena.rules.game") and "imported"),

@@ -71,9 +71,9 @@ cwd = "bots/other"
         assert r["processes"] == [], r["processes"]
         assert r["other_tokens"] == []
         for key in ("results_listing", "journal", "key", "other_listing", "write_own_folder", "write_results",
-                    "write_home", "tcp_out", "engine_import", "remount_system_rw", "gate_pipe",
-                    "new_user_namespace"):
+                    "write_home", "tcp_out", "engine_import", "remount_system_rw", "new_user_namespace"):
             assert str(r[key]).startswith("refused"), (key, r[key])
+        assert r["pid1_descriptors"] == [] or str(r["pid1_descriptors"]).startswith("refused"), r["pid1_descriptors"]
         assert r["run_marker"] is None
         assert not [k for k in r["environment"] if k.startswith("ARENA_") and k not in ("ARENA_TOKEN", "ARENA_ENDPOINT",
                                                                                         "ARENA_SESSION", "ARENA_BOT_ID",

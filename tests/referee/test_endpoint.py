@@ -1,0 +1,233 @@
+"""The referee's own ZMTP endpoint (arena/referee/endpoint.py) against real libzmq peers and raw sockets,
+in this process: what reaches the referee, what a stranger gets, and what a bomb costs (nothing held).
+
+The same endpoint in whole games, sandboxed, against hostile bots: tests/referee/test_adversarial.py,
+tests/security/test_hostile.py and tests/test_gate.py's multipart bomb."""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from arena.referee.channel import Closed, Item, Line, Notice
+from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, STRANGER_BYTES, Endpoint
+from arena.referee.gate import GREETING, MAX_MESSAGE_BYTES, command, frame, properties
+
+TOKEN = "ab" * 16
+
+
+@pytest.fixture
+def ep(tmp_path: Path) -> Iterator[Endpoint]:
+    e = Endpoint(tmp_path / "e.sock", TOKEN)
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
+    c: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    yield c
+    c.destroy(linger=0)
+
+
+def dealer(ctx: zmq.Context[zmq.Socket[bytes]], ep: Endpoint, ident: str = TOKEN,
+           kind: int = zmq.DEALER) -> zmq.Socket[bytes]:
+    s = ctx.socket(kind)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, 5000)
+    s.setsockopt(zmq.ROUTING_ID, ident.encode())
+    s.connect(f"ipc://{ep.path}")
+    return s
+
+
+def next_item(ep: Endpoint, timeout: float = 5.0) -> Item:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        item = ep.next_item(0.05)
+        if item is not None:
+            return item
+    raise AssertionError("nothing came from the endpoint")
+
+
+def skip_notices(ep: Endpoint, *words: str) -> Item:
+    while isinstance(item := next_item(ep), Notice) and item.word in words:
+        pass
+    return item
+
+
+def test_a_dealer_talks_both_ways_and_nothing_it_sends_is_a_notice(ep, ctx):
+    s = dealer(ctx, ep)
+    s.send(b'{"type":"hello"}')
+    assert next_item(ep) == Notice("connected", "")
+    assert next_item(ep) == Line(b'{"type":"hello"}')
+    s.send(b"\0oversized 1")  # a message, whatever its bytes: notices are made by the endpoint only
+    assert next_item(ep) == Line(b"\0oversized 1")
+    for i in range(50):
+        assert ep.send_many([b'{"event":%d}' % i, b'{"seq":%d}' % i])
+        assert s.recv() == b'{"event":%d}' % i and s.recv() == b'{"seq":%d}' % i
+        s.send(b"reply %d" % i)
+        assert next_item(ep) == Line(b"reply %d" % i)
+    big = b"b" * (300 << 10)  # longer than a socket takes at once: the rest goes out while the referee reads
+    assert ep.send(big)
+    while not s.poll(10):
+        assert ep.next_item(0.01) is None
+    assert s.recv() == big
+
+
+def test_oversized_multipart_and_strangers_are_reported_and_the_bot_goes_on(ep, ctx):
+    s = dealer(ctx, ep)
+    s.send(b"hi")
+    assert skip_notices(ep, "connected") == Line(b"hi")
+    s.send(b"x" * (MAX_MESSAGE_BYTES + 1))
+    assert next_item(ep) == Notice("oversized", str(MAX_MESSAGE_BYTES + 1))
+    s.send_multipart([b"a", b"b", b"c"])
+    assert next_item(ep) == Notice("multipart", "3")
+    other = dealer(ctx, ep, ident="stranger")
+    other.send(b"let me in")
+    assert next_item(ep) == Notice("stranger", "")
+    assert b'"kind":"token"' in other.recv()
+    s.send(b"still here")
+    assert next_item(ep) == Line(b"still here")
+
+
+def test_a_second_peer_under_the_token_is_refused_as_by_a_router(ep, ctx):
+    s = dealer(ctx, ep)
+    s.send(b"first")
+    assert skip_notices(ep, "connected") == Line(b"first")
+    twin = dealer(ctx, ep)
+    twin.send(b"twin")
+    s.send(b"first again")
+    assert next_item(ep) == Line(b"first again")
+    assert ep.send(b"to the first")
+    assert s.recv() == b"to the first"
+
+
+def _raw_peer(path: str, ident: str = TOKEN) -> socket.socket:
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(path)
+    raw.sendall(GREETING + command(b"READY", properties({b"Socket-Type": b"DEALER", b"Identity": ident.encode()})))
+    return raw
+
+
+def _max_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_a_never_ending_multipart_is_oversized_and_nothing_of_it_is_held(ep):
+    raw = _raw_peer(ep.path)
+    assert next_item(ep) == Notice("connected", "")
+    peak = _max_rss_mib()
+    piece = (b"\x01\xff" + b"m" * 255) * 256  # frames of 255 bytes, all with MORE: it never ends
+    raw.setblocking(False)
+    seen: list[Item] = []
+    for _ in range(256):  # 16 MiB, read by the referee as the peer writes
+        push(raw, ep, piece, seen)
+    push(raw, ep, b"\x00\x00" + frame(b"ok"), seen)  # the bomb's last frame, then a message
+    while len(seen) < 2:
+        seen.append(next_item(ep))
+    assert seen == [Notice("oversized", str(MAX_MESSAGE_BYTES - MAX_MESSAGE_BYTES % 255 + 255)), Line(b"ok")], seen[:3]
+    assert _max_rss_mib() - peak < 4, "the endpoint held the bomb"
+    raw.close()
+
+
+def push(raw: socket.socket, ep: Endpoint, data: bytes, seen: list[Item]) -> None:
+    """Write all of ``data`` on a non-blocking socket while the referee reads what it can."""
+    left = memoryview(data)
+    while left:
+        try:
+            left = left[raw.send(left):]
+        except BlockingIOError:
+            if (item := ep.next_item(0.01)) is not None:
+                seen.append(item)
+
+
+def test_a_stranger_holds_at_most_a_small_message_and_extra_connections_are_closed(ep):
+    stranger = _raw_peer(ep.path, ident="nobody")
+    stranger.sendall(b"\x02" + (STRANGER_BYTES + 1).to_bytes(8, "big") + b"y" * 100)  # begun, never finished
+    assert next_item(ep) == Notice("connected", "")
+    assert next_item(ep) == Notice("stranger", "")  # over its small limit at once: skipped, not held
+    extra = []
+    for i in range(MAX_CONNECTIONS + 4):  # one at a time, accepted in between (a full backlog blocks connect)
+        extra.append(_raw_peer(ep.path, ident=f"x{i}"))
+        ep.next_item(0.02)
+    for _ in range(5):
+        ep.next_item(0.02)
+    closed = 0
+    for raw in extra:
+        raw.settimeout(0.1)
+        try:
+            while raw.recv(1 << 16):  # our greeting and READY, then end of file for those over the cap
+                pass
+            closed += 1
+        except ConnectionResetError:  # closed with the peer's READY unread
+            closed += 1
+        except TimeoutError:
+            pass
+    assert closed >= 5, closed  # the endpoint keeps at most MAX_CONNECTIONS open (the stranger's among them)
+    for raw in [stranger, *extra]:
+        raw.close()
+
+
+def test_a_peer_that_breaks_the_protocol_is_closed_and_the_bot_goes_on(ep, ctx):
+    junk = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    junk.connect(ep.path)
+    junk.sendall(b"GET / HTTP/1.1\r\n\r\n")
+    junk.settimeout(5)
+    ep.next_item(0.2)
+    assert junk.recv(1 << 16)[:1] == b"\xff"  # our greeting, then end of file
+    while ep.next_item(0.05) is not None or junk.recv(1 << 16):
+        pass
+    s = dealer(ctx, ep)
+    s.send(b"fine")
+    assert skip_notices(ep, "connected") == Line(b"fine")
+
+
+def test_a_bot_that_stops_reading_is_not_buffered_for_without_bound(ep):
+    raw = _raw_peer(ep.path)  # connects, never reads
+    assert next_item(ep) == Notice("connected", "")
+    chunk = b"z" * (MAX_MESSAGE_BYTES - 100)
+    sent = 0
+    while ep.send(chunk):
+        sent += len(chunk)
+        assert sent <= OUTBOX_CAP_BYTES + (4 << 20), "the outbox grew past its cap"
+    assert sent >= OUTBOX_CAP_BYTES // 2  # refused once full: the referee charges a disconnect
+    raw.close()
+
+
+def test_messages_before_the_bot_connected_are_lost_as_over_a_router(ep, ctx):
+    assert ep.send(b"nobody here")  # not an error: a ROUTER drops what has no peer
+    s = dealer(ctx, ep)
+    s.send(b"hello")
+    assert skip_notices(ep, "connected") == Line(b"hello")
+    assert ep.send(b"welcome")
+    assert s.recv() == b"welcome"
+
+
+@pytest.mark.slow
+def test_the_end_of_the_compartment_closes_the_endpoint_after_its_last_words(tmp_path, ctx):
+    ep = Endpoint(tmp_path / "e.sock", TOKEN)
+    proc = subprocess.Popen(["sleep", "0.3"])  # stands for the bot's compartment
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        ep.watch(pidfd, proc)
+        s = dealer(ctx, ep)
+        s.send(b"last words")
+        assert skip_notices(ep, "connected") == Line(b"last words")
+        s.send(b"really the last")
+        proc.wait()
+        items = [next_item(ep), next_item(ep)]
+        assert items == [Line(b"really the last"), Closed()], items
+        assert next_item(ep) == Closed()
+    finally:
+        ep.close()
+        os.close(pidfd)
+        proc.wait()
+    assert not Path(ep.path).exists()  # the socket file goes with it
