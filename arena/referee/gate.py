@@ -142,9 +142,23 @@ class Zmtp:
         self.frames = 0  # frames so far of the message being read
         self.total = 0  # its bytes so far
         self.over = False  # the message was reported oversized: its rest is skipped
+        # A long body arriving in many reads is gathered as its chunks and joined once (appending each to
+        # ``buf`` would copy what came before again and again): the chunks so far, the bytes still due.
+        self.parts: list[bytes] = []
+        self.due = 0
+        self.due_more = False
 
     def feed(self, data: bytes) -> list[Event]:
         events: list[Event] = []
+        if self.due:
+            take = data[:self.due]
+            self.parts.append(take)
+            self.due -= len(take)
+            if self.due:
+                return events
+            body, self.parts = b"".join(self.parts), []
+            self._end(body, self.due_more, events)
+            data = data[len(take):]
         buf = self.buf
         if not buf and self.ready and not self.skip and len(data) >= 2 and data[0] == 0 and len(data) == data[1] + 2:
             self._end(data[2:], False, events)  # the common case: one whole short frame
@@ -203,6 +217,9 @@ class Zmtp:
                     self._end(None, more, events)
                 continue
             if end - pos < head + size:
+                if size > READ_BYTES:  # a long body: its chunks are gathered, not appended to buf
+                    self.parts, self.due, self.due_more = [bytes(buf[pos + head:end])], head + size - (end - pos), more
+                    pos = end
                 break
             body = bytes(buf[pos + head:pos + head + size])
             pos += head + size

@@ -72,6 +72,24 @@ def test_short_and_long_frames_in_pieces():
     assert got == [("message", b'{"a":1}'), ("message", big), ("message", b"")]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_long_frames_in_any_pieces_are_gathered_and_joined_once(seed):
+    # a body longer than a read is gathered as its chunks (not appended to the buffer read after read)
+    import random
+
+    rng = random.Random(seed)
+    bodies = [bytes([65 + i]) * n for i, n in enumerate((200_000, 3, 70_000, 0, 65_537))]
+    stream = b"".join(frame(b, more=(i == 2)) for i, b in enumerate(bodies)) + frame(b"tail")
+    z, got, at = ready(), [], 0
+    while at < len(stream):
+        n = rng.choice((1, 7, 4096, 65536, 150_000))
+        got += z.feed(stream[at:at + n])
+        at += n
+        assert len(z.buf) <= 65536 + 9 and sum(map(len, z.parts)) <= 200_000
+    assert got == [("message", bodies[0]), ("message", bodies[1]), ("multipart", 2), ("message", bodies[4]),
+                   ("message", b"tail")]
+
+
 def test_a_multipart_message_is_counted_and_dropped():
     z = ready()
     assert z.feed(frame(b"a", more=True) + frame(b"b", more=True) + frame(b"c") + frame(b"d")) == [
@@ -139,7 +157,7 @@ def test_fuzz_arbitrary_bytes_never_crash_nor_grow_the_buffer(chunks, after_hand
             assert kind in ("ready", "message", "multipart", "oversized", "ping")
             if kind == "message":
                 assert isinstance(arg, bytes) and len(arg) <= MAX_MESSAGE_BYTES
-        assert len(z.buf) <= MAX_MESSAGE_BYTES + 9 + len(c)
+        assert len(z.buf) + sum(map(len, z.parts)) <= MAX_MESSAGE_BYTES + 9 + len(c)
 
 
 @pytest.mark.slow  # as above
