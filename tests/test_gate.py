@@ -22,7 +22,7 @@ import pytest
 import zmq
 
 from arena.referee import launch
-from arena.referee.gate import GREETING, MAX_MESSAGE_BYTES, command, properties
+from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, command, properties
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ hop and its own CPU on each.
 
 Every isolation property of the gate holds here, because the socket is read exactly as a
 stdio bot's pipe is (``arena.referee.channel``): only when the referee asks for this bot, one
-chunk at a time, through the gate's own codec (``gate.Zmtp``), which reads each frame's size from
+chunk at a time, through the codec the gate uses too (``zmtp.Zmtp``), which reads each frame's size from
 its header before its body.  So what a bot sends costs the referee at most one message of
 ``MAX_MESSAGE_BYTES`` on the bot's own connection plus ``STRANGER_BYTES`` on each of at most
 ``MAX_CONNECTIONS - 1`` others (a message over either is reported and skipped unread, a
@@ -36,7 +36,7 @@ from collections import deque
 from pathlib import Path
 
 from arena.referee.channel import Closed, Item, Line, Notice
-from arena.referee.gate import GREETING, READY, STRANGER_REPLIES_PER_S, ProtocolError, Zmtp, command, frame
+from arena.referee.zmtp import GREETING, READY, STRANGER_REPLIES_PER_S, ProtocolError, Zmtp, command, frame
 from protocol.messages import MAX_MESSAGE_BYTES
 
 MAX_CONNECTIONS = 8  # a bot needs one (two while its library reconnects); more are closed at once

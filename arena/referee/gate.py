@@ -1,22 +1,19 @@
-"""The gate: the one ZeroMQ endpoint a bot talks to, in a process of its own beside the bot.
+"""The gate: a bot's ZeroMQ endpoint served by a process of its own beside the bot.
 
-The referee never holds a socket a bot can write to.  Each bot gets a gate
-process, started in the bot's own compartment (its sandbox, its limits), that
-listens for that bot alone, starts the bot, and relays between the bot's
-connection and two pipes to the referee: one JSON message per line.  Pipes are
-bounded by the kernel, so whatever a bot sends, the referee reads at its own
+A bot on the ``tcp`` transport and a remote seat are reached through a gate (a bot on the default
+``ipc`` endpoint is read by the referee itself, ``arena.referee.endpoint``).  The gate is started
+in the bot's own compartment (its sandbox, its limits), listens for that bot alone, starts the
+bot, and relays between the bot's connection and two pipes to the referee: one JSON message per
+line.  Pipes are bounded by the kernel, so whatever a bot sends, the referee reads at its own
 pace and only what it asks for.
 
-This gate speaks ZMTP 3.1 itself (the NULL mechanism, as a ROUTER: RFC 23/37),
-single-threaded on epoll, standard library only: no libzmq, no I/O thread, so
-a decision wakes one thread here instead of two (a third of libzmq's gate's CPU
-per round trip, README Benchmarks).  Each frame's size is read from
-its header before its body, so a frame over the protocol's limit, or a
-multipart message whose frames add up past it, is reported at once and the
-rest of it skipped unread into any buffer: nothing a peer sends is held beyond
-one message of ``MAX_MESSAGE_BYTES`` per connection.  ``arena.referee.gate_libzmq``
-is the previous gate, on libzmq: it serves CURVE (remote seats of a tournament,
-SPEC 12) and whoever sets ``ARENA_GATE=libzmq`` (launch.py picks the file).
+It speaks ZMTP 3.1 itself through ``arena.referee.zmtp`` (the NULL mechanism, as a ROUTER),
+single-threaded on epoll, standard library only: no libzmq, no I/O thread.  Each frame's size is
+read from its header before its body, so a frame over the protocol's limit, or a multipart message
+whose frames add up past it, is reported at once and the rest of it skipped unread into any buffer:
+nothing a peer sends is held beyond one message of ``MAX_MESSAGE_BYTES`` per connection.
+``arena.referee.gate_libzmq`` is the previous gate, on libzmq: it serves CURVE (remote seats of a
+tournament, SPEC 12) and whoever sets ``ARENA_GATE=libzmq`` (launch.py picks the file).
 
 What reaches the referee (stdout, one line each):
 
@@ -51,229 +48,41 @@ import selectors
 import signal
 import socket
 import stat
-import struct
 import sys
 import time
 
-MAX_MESSAGE_BYTES = 1 << 20  # the protocol's limit; bigger messages are reported, not relayed
+if __package__:  # imported, as arena.referee.gate
+    from arena.referee.zmtp import (
+        GREETING,
+        MAX_MESSAGE_BYTES,
+        READ_BYTES,
+        READY,
+        STRANGER_REPLIES_PER_S,
+        ProtocolError,
+        Zmtp,
+        command,
+        frame,
+    )
+else:  # run as a script, in the sandbox with -I -S: zmtp.py lies beside this file (launch.py shows both)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from zmtp import (  # type: ignore[import-not-found,no-redef]
+        GREETING,
+        MAX_MESSAGE_BYTES,
+        READ_BYTES,
+        READY,
+        STRANGER_REPLIES_PER_S,
+        ProtocolError,
+        Zmtp,
+        command,
+        frame,
+    )
+    del sys.path[0]
+
 OUT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # unread lines held for the referee before dropping
 IN_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # unread referee lines held before reading stdin pauses
 SEND_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # bytes queued for a connection that is not reading
 MEMORY_CAP_BYTES = 512 << 20  # the gate's own data (RLIMIT_DATA), as the libzmq gate's
-COMMAND_CAP_BYTES = 1 << 16  # a READY with metadata is a few hundred bytes
 MAX_CONNECTIONS = 64  # a bot that opens more gets them closed (each may hold one message)
-READ_BYTES = 1 << 16
-STRANGER_REPLIES_PER_S = 10
-PEER_TYPES = (b"DEALER", b"REQ", b"ROUTER")  # the socket types libzmq lets talk to a ROUTER
-
-
-# -- ZMTP 3.1, the codec (no I/O) ------------------------------------------------------------
-class ProtocolError(Exception):
-    """The peer broke ZMTP: its connection is closed."""
-
-
-def _greeting() -> bytes:
-    # signature (0xFF, 8 bytes padding, 0x7F), version 3.1, mechanism NULL, as-server 0, filler
-    return b"\xff" + bytes(8) + b"\x7f\x03\x01" + b"NULL".ljust(20, b"\0") + bytes(32)
-
-
-GREETING = _greeting()
-
-
-def frame(body: bytes, more: bool = False, command: bool = False) -> bytes:
-    """One ZMTP frame: flags, size (1 byte, or 8 when over 255), body."""
-    flags = (1 if more else 0) | (4 if command else 0)
-    if len(body) < 256:
-        return bytes((flags, len(body))) + body
-    return struct.pack(">BQ", flags | 2, len(body)) + body
-
-
-def command(name: bytes, data: bytes = b"") -> bytes:
-    return frame(bytes((len(name),)) + name + data, command=True)
-
-
-def properties(props: dict[bytes, bytes]) -> bytes:
-    return b"".join(bytes((len(k),)) + k + struct.pack(">I", len(v)) + v for k, v in props.items())
-
-
-def parse_properties(data: bytes) -> dict[bytes, bytes]:
-    """A READY command's metadata, names lower-cased (RFC 37: they are case-insensitive)."""
-    out: dict[bytes, bytes] = {}
-    pos = 0
-    while pos < len(data):
-        n = data[pos]
-        name = data[pos + 1:pos + 1 + n]
-        pos += 1 + n
-        if n == 0 or len(name) < n or pos + 4 > len(data):
-            raise ProtocolError("a malformed property in READY")
-        (size,) = struct.unpack_from(">I", data, pos)
-        pos += 4
-        if pos + size > len(data):
-            raise ProtocolError("a property longer than READY")
-        out[name.lower()] = data[pos:pos + size]
-        pos += size
-    return out
-
-
-READY = command(b"READY", properties({b"Socket-Type": b"ROUTER"}))
-
-Event = tuple[str, object]
-
-
-class Zmtp:
-    """One peer's side of a ZMTP 3 connection as a server: bytes in, events out.
-
-    Events: ``("ready", identity)`` once the handshake is done; ``("message", body)`` for a
-    single-frame message; ``("multipart", frames)`` for a multipart one (its bodies dropped);
-    ``("oversized", bytes)`` as soon as a message is known to be over ``limit`` (its rest is
-    skipped); ``("ping", context)`` (answer with ``pong``).  What is buffered is at most one
-    frame's header plus one body of ``limit`` bytes plus the last chunk fed.
-    """
-
-    def __init__(self, limit: int = MAX_MESSAGE_BYTES, command_limit: int = COMMAND_CAP_BYTES) -> None:
-        self.limit = limit
-        self.command_limit = command_limit
-        self.buf = bytearray()
-        self.greeted = False  # the peer's 64-byte greeting was read
-        self.ready = False  # its READY was read
-        self.identity = b""
-        self.skip = 0  # bytes of the current frame's body still to skip
-        self.skip_more = False  # that frame's MORE flag
-        self.frames = 0  # frames so far of the message being read
-        self.total = 0  # its bytes so far
-        self.over = False  # the message was reported oversized: its rest is skipped
-        # A long body arriving in many reads is gathered as its chunks and joined once (appending each to
-        # ``buf`` would copy what came before again and again): the chunks so far, the bytes still due.
-        self.parts: list[bytes] = []
-        self.due = 0
-        self.due_more = False
-
-    def feed(self, data: bytes) -> list[Event]:
-        events: list[Event] = []
-        if self.due:
-            take = data[:self.due]
-            self.parts.append(take)
-            self.due -= len(take)
-            if self.due:
-                return events
-            body, self.parts = b"".join(self.parts), []
-            self._end(body, self.due_more, events)
-            data = data[len(take):]
-        buf = self.buf
-        if not buf and self.ready and not self.skip and len(data) >= 2 and data[0] == 0 and len(data) == data[1] + 2:
-            self._end(data[2:], False, events)  # the common case: one whole short frame
-            return events
-        buf += data
-        pos = 0
-        end = len(buf)
-        while True:
-            if self.skip:
-                n = min(self.skip, end - pos)
-                pos += n
-                self.skip -= n
-                if self.skip:
-                    break
-                self._end(None, self.skip_more, events)
-                continue
-            if not self.greeted:
-                if end - pos < 64:
-                    self._check_signature(bytes(buf[pos:end]))
-                    break
-                self._check_greeting(bytes(buf[pos:pos + 64]))
-                self.greeted = True
-                pos += 64
-                continue
-            if end - pos < 2:
-                break
-            flags = buf[pos]
-            if flags & 0xF8:
-                raise ProtocolError(f"reserved frame flags {flags:#x}")
-            if flags & 2:
-                if end - pos < 9:
-                    break
-                (size,) = struct.unpack_from(">Q", buf, pos + 1)
-                head = 9
-            else:
-                size = buf[pos + 1]
-                head = 2
-            if flags & 4 or not self.ready:
-                if not flags & 4:
-                    raise ProtocolError("a message before the handshake")
-                if flags & 1 or size > self.command_limit:
-                    raise ProtocolError("a multipart or oversized command")
-                if end - pos < head + size:
-                    break
-                self._command(bytes(buf[pos + head:pos + head + size]), events)
-                pos += head + size
-                continue
-            more = bool(flags & 1)
-            if self.over or size > self.limit - self.total:
-                if not self.over:
-                    self.over = True
-                    events.append(("oversized", self.total + size))
-                self.skip, self.skip_more = size, more
-                pos += head
-                if not size:  # nothing to skip: the frame ends here
-                    self._end(None, more, events)
-                continue
-            if end - pos < head + size:
-                if size > READ_BYTES:  # a long body: its chunks are gathered, not appended to buf
-                    self.parts, self.due, self.due_more = [bytes(buf[pos + head:end])], head + size - (end - pos), more
-                    pos = end
-                break
-            body = bytes(buf[pos + head:pos + head + size])
-            pos += head + size
-            self._end(body, more, events)
-        del buf[:pos]
-        return events
-
-    def _end(self, body: bytes | None, more: bool, events: list[Event]) -> None:
-        """A frame has ended (``body`` None: it was skipped)."""
-        self.frames += 1
-        if body is not None:
-            self.total += len(body)
-        if more:
-            return
-        if not self.over:
-            if self.frames > 1:
-                events.append(("multipart", self.frames))
-            else:
-                assert body is not None
-                events.append(("message", body))
-        self.frames = self.total = 0
-        self.over = False
-
-    @staticmethod
-    def _check_signature(part: bytes) -> None:
-        if part[:1] not in (b"", b"\xff") or (len(part) >= 10 and not part[9] & 1):
-            raise ProtocolError("not a ZMTP 3 greeting")
-        if len(part) >= 11 and part[10] < 3:
-            raise ProtocolError(f"ZMTP version {part[10]} (3 or later is needed)")
-
-    def _check_greeting(self, g: bytes) -> None:
-        self._check_signature(g)
-        if g[12:32].rstrip(b"\0") != b"NULL":
-            raise ProtocolError("a security mechanism other than NULL")
-
-    def _command(self, body: bytes, events: list[Event]) -> None:
-        n = body[0] if body else 0
-        name, data = body[1:1 + n], body[1 + n:]
-        if len(name) < n or not n:
-            raise ProtocolError("a malformed command")
-        if not self.ready:
-            if name != b"READY":
-                raise ProtocolError(f"{name!r} before READY")
-            props = parse_properties(data)
-            if props.get(b"socket-type") not in PEER_TYPES:
-                raise ProtocolError(f"socket type {props.get(b'socket-type')!r} cannot talk to a ROUTER")
-            self.identity = props.get(b"identity", b"")
-            self.ready = True
-            events.append(("ready", self.identity))
-        elif name == b"PING":
-            events.append(("ping", data[2:18]))
-        elif name == b"ERROR":
-            raise ProtocolError("the peer sent ERROR")
-        # other commands (SUBSCRIBE, CANCEL, PONG) mean nothing to a ROUTER
 
 
 # -- the gate process -----------------------------------------------------------------------

@@ -120,6 +120,11 @@ def gate_program(curve: bool = False) -> str:
     return GATE_LIBZMQ if curve or os.environ.get("ARENA_GATE") == "libzmq" else GATE
 
 
+def gate_files(program: str) -> list[Path]:
+    """What a sandbox shows of the arena for a gate: its file, and the ZMTP gate's codec beside it."""
+    return [Path(program), *([Path(program).with_name("zmtp.py")] if program == GATE else [])]
+
+
 def gate_argv(curve: bool = False, sandbox: bool = False) -> list[str]:
     """The gate's command line: -I in a sandbox (it reads no PYTHON* variable and nothing from the
     bot's folders), -S for the ZMTP gate (standard library only: no ``site``, whose .pth files cost
@@ -202,7 +207,7 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
         gated = spec.speaks != "stdio" and endpoint is None
         try:
-            argv = sb.wrap(argv, workdir, hide, expose=[*([Path(gate)] if gated else []), *([root] if trusted else [])],
+            argv = sb.wrap(argv, workdir, hide, expose=[*(gate_files(gate) if gated else []), *([root] if trusted else [])],
                            as_pid_1=gated,  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,

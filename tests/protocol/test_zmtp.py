@@ -1,4 +1,4 @@
-"""The gate's ZMTP 3 codec (arena.referee.gate.Zmtp): framing, the handshake, bounds, and a fuzz.
+"""The ZMTP 3 codec (arena.referee.zmtp.Zmtp) of the endpoint and the gate: framing, the handshake, bounds, and a fuzz.
 
 No process here: bytes in, events out.  The gate process against libzmq peers is tests/test_gate.py.
 """
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.referee.gate import (
+from arena.referee.zmtp import (
     GREETING,
     MAX_MESSAGE_BYTES,
     ProtocolError,

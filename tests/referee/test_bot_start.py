@@ -88,3 +88,32 @@ def test_bundled_bots_started_without_site_play_a_game(box, tmp_path, no_leaks):
     # subreaper), it must have been reaped, not left a zombie for as long as the referee runs.
     zombies = [c.pid for c in psutil.Process().children() if c.pid in sandbox_pids]
     assert not zombies, zombies
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["zmq", "tcp"])
+def test_a_zeromq_bot_plays_on_the_referees_endpoint_or_through_its_gate(transport, tmp_path, no_leaks):
+    # zmq: the referee holds the bot's ipc endpoint (arena/referee/endpoint.py), no gate in the compartment;
+    # tcp: a gate in the sandbox (it imports the ZMTP codec beside it, under -I -S) binds loopback TCP there
+    from tests.helpers import ROOT, run_game
+
+    js = f"node {ROOT / 'sample_bots' / 'js' / 'bot.js'}"
+    py = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'misbehave.py'} honest"
+    seen: list[list[str]] = []
+    real_launch = launch.BotProcess.__init__
+
+    def spy(self, spec, argv, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(list(argv))
+        real_launch(self, spec, argv, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(launch.BotProcess, "__init__", spy)
+        mp.delenv("ARENA_GATE", raising=False)
+        result, _ = run_game("basic", [js, py], tmp_path, seed=5, transports={0: transport, 1: transport},
+                             overrides={"target": 30})
+    assert result.failures == [{}, {}] and result.decisions > 0, result.failure_log
+    for argv in seen:
+        gated = launch.GATE in argv
+        assert gated == (transport == "tcp"), argv
+        ends = argv[argv.index("--endpoint") + 1] if "--endpoint" in argv else None
+        assert (ends == launch.SANDBOX_ENDPOINT) == (transport == "zmq"), argv

@@ -19,7 +19,7 @@ import zmq
 
 from arena.referee.channel import Closed, Item, Line, Notice
 from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, STRANGER_BYTES, Endpoint
-from arena.referee.gate import GREETING, MAX_MESSAGE_BYTES, command, frame, properties
+from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, command, frame, properties
 
 TOKEN = "ab" * 16
 

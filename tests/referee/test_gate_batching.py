@@ -12,7 +12,8 @@ import pytest
 
 from arena.referee import channel as channel_module
 from arena.referee.channel import Channel, Line
-from arena.referee.gate import Gate, Zmtp, frame
+from arena.referee.gate import Gate
+from arena.referee.zmtp import Zmtp, frame
 
 
 def test_send_many_is_one_write_and_reads_back_as_its_lines(monkeypatch):
