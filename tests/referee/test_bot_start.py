@@ -102,7 +102,7 @@ def test_a_zeromq_bot_plays_on_the_referees_endpoint_or_through_its_gate(transpo
     seen: list[list[str]] = []
     real_launch = launch.BotProcess.__init__
 
-    def spy(self, spec, argv, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(self, spec, argv, *args, **kwargs):
         seen.append(list(argv))
         real_launch(self, spec, argv, *args, **kwargs)
 
