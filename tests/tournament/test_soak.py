@@ -59,7 +59,7 @@ records = false
 output = "out"
 
 [rules]
-target = 60
+target = 30
 
 [time]
 start_ms = 10000
