@@ -32,7 +32,7 @@ records = false
 output = "out"
 
 [rules]
-target = 20
+target = 10
 
 [time]
 decision_ms = 20
@@ -51,5 +51,5 @@ timeout = "forfeit"
     decisions = sum(e.decisions for e in entries)
     timeouts = sum(f.get("timeout", 0) for e in entries for f in e.failures)
     print(f"{len(entries)} games, {decisions} decisions, {timeouts} timeouts")
-    assert decisions >= 3_000
+    assert decisions >= 3_000  # deterministic (fixed seed and bots): 3,056; bench/flood.py measures more
     assert timeouts == 0
