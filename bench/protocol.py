@@ -63,7 +63,7 @@ def typical_request_size() -> int:
     _g, _ = play_game(rules, policies_for(rules, ["greedy", "greedy"], 1), 1)
     g2 = Game(rules, 2, 2)
     from arena.referee import wire
-    from protocol.messages import encode
+    from protocol.codec import encode
 
     request = encode(wire.request("basic-seed1", 17, "play", g2.observation(g2.current), 1000, 0))
     return len(json.dumps(json.loads(request)))  # with json.dumps' spaces, as this figure always was
@@ -76,7 +76,7 @@ def client_decode_us(repeat: int) -> tuple[float, float]:
     from arena.rules.game import Game, Phase
     from arena.rules.options import resolve
     from arena.selfplay import policies_for
-    from protocol import messages as m
+    from protocol import codec as mc
 
     rules = resolve("basic")
     g = Game(rules, 2, 3)
@@ -85,10 +85,10 @@ def client_decode_us(repeat: int) -> tuple[float, float]:
     while not g.over:
         obs = g.observation(g.current)
         decision = "draw" if g.phase is Phase.DRAW else "play"
-        requests.append(m.encode(wire.request("basic-seed3", len(requests), decision, obs, 1000, 0)))
+        requests.append(mc.encode(wire.request("basic-seed3", len(requests), decision, obs, 1000, 0)))
         g.draw(policies[g.current].draw(obs)) if decision == "draw" else g.play(policies[g.current].play(obs))
     out = []
-    for decode in (m.decode_from_referee, lambda d: m._decode(m._referee_decoder, d, None)):
+    for decode in (mc.decode_from_referee, lambda d: mc._decode(mc._referee_decoder, d, None)):
         best = float("inf")
         for _ in range(repeat):  # the best of a few passes: the least disturbed by other jobs
             t = time.process_time()

@@ -4,6 +4,7 @@ The Python client library for bots is :mod:`protocol.client` (it needs pyzmq);
 this package itself only needs msgspec.
 """
 
+from protocol.codec import decode_from_bot, decode_from_referee, encode, parse_event
 from protocol.messages import (
     CARD_PATTERN,
     ERROR_KINDS,
@@ -42,10 +43,6 @@ from protocol.messages import (
     SwapEvent,
     TableMeld,
     Welcome,
-    decode_from_bot,
-    decode_from_referee,
-    encode,
-    parse_event,
 )
 
 __all__ = [

@@ -39,8 +39,8 @@ from typing import Any, cast
 import msgspec
 import zmq
 
+from protocol.codec import _REQUEST_PREFIX, decode_from_referee, encode
 from protocol.messages import (
-    _REQUEST_PREFIX,
     SUPPORTED_VERSIONS,
     Action,
     Draw,
@@ -57,8 +57,6 @@ from protocol.messages import (
     Shutdown,
     Source,
     Welcome,
-    decode_from_referee,
-    encode,
 )
 
 __all__ = ["Bot", "BotError", "endpoint_and_token", "run", "run_stdio", "server_key"]

@@ -30,7 +30,8 @@ from arena.referee.game import GameResult, play_one
 from arena.referee.host import Peer
 from arena.rules.options import resolve
 from arena.settings import BotSpec, FailurePolicy, TimeControl
-from protocol.messages import Error, Hello, Request, decode_from_referee, encode
+from protocol.codec import decode_from_referee, encode
+from protocol.messages import Error, Hello, Request
 
 
 # -- what a scripted bot can do ------------------------------------------------------------------

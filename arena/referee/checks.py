@@ -51,7 +51,8 @@ from arena.referee.host import BotHost, Peer
 from arena.referee.launch import LOG_CAP_BYTES, log_path, rotated
 from arena.rules.presets import PRESETS
 from arena.settings import FailurePolicy
-from protocol.messages import PROTOCOL_VERSION, encode
+from protocol.codec import encode
+from protocol.messages import PROTOCOL_VERSION
 
 OUTPUT_LIMIT = LOG_CAP_BYTES // 2  # a bot writing more than this in a check would lose logs in a tournament
 SHUTDOWN_S = 3.0  # "shortly after" (SPEC 3.2): room for a loaded machine and the gate's relay

@@ -26,7 +26,8 @@ from arena.referee.host import BotHost, Peer
 from arena.referee.launch import log_path
 from arena.rules.options import RuleSet, resolve
 from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
-from protocol.messages import Draw, MessageError, Play, decode_from_bot
+from protocol.codec import decode_from_bot
+from protocol.messages import Draw, MessageError, Play
 
 BOT_NAME = "bot"  # the seat's label (log file bot.log); the bot's own name comes from its hello
 OPPONENT_START_MS = 30_000  # the built-in opponents' start clock, whatever the bot's

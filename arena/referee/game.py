@@ -44,7 +44,8 @@ from arena.rules.record import header_of
 from arena.rules.suits import SuitMap
 from arena.settings import FailurePolicy, TimeControl
 from arena.untrusted import clipped
-from protocol.messages import MAX_MESSAGE_BYTES, Clock, Draw, Hello, MessageError, decode_from_bot, encode
+from protocol.codec import decode_from_bot, encode
+from protocol.messages import MAX_MESSAGE_BYTES, Clock, Draw, Hello, MessageError
 from protocol.messages import Play as PlayMessage
 
 MAX_RECORDED_STALE = 20  # per seat and game; more are counted, not written out

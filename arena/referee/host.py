@@ -28,14 +28,8 @@ from arena.referee import datavolume, wire
 from arena.referee.channel import Closed, Item, Line, Notice, Oversized
 from arena.referee.launch import BotProcess, launch, log_path, log_tail, private_folder
 from arena.settings import BotSpec, TimeControl
-from protocol.messages import (
-    MAX_MESSAGE_BYTES,
-    SUPPORTED_VERSIONS,
-    Hello,
-    MessageError,
-    decode_from_bot,
-    encode,
-)
+from protocol.codec import decode_from_bot, encode
+from protocol.messages import MAX_MESSAGE_BYTES, SUPPORTED_VERSIONS, Hello, MessageError
 
 REFEREE_NAME = "rummy-arena referee 0.1"
 LAST_OUTPUT = "; last output: "  # how a failed start's reason ends when the bot wrote something

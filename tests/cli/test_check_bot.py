@@ -27,7 +27,7 @@ from arena.rules.options import resolve
 from arena.rules.presets import PRESETS
 from arena.rules.record import Header, replay
 from arena.settings import BotSpec, FailurePolicy, TimeControl
-from protocol.messages import decode_from_bot, decode_from_referee
+from protocol.codec import decode_from_bot, decode_from_referee
 from tests.conftest import run_game
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("no_leaks")]

@@ -15,18 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.messages import (
-    MAX_MESSAGE_BYTES,
-    MAX_NESTING,
-    Draw,
-    Hello,
-    MessageError,
-    Play,
-    decode_from_bot,
-    decode_from_referee,
-    encode,
-    nesting_exceeds,
-)
+from protocol.codec import decode_from_bot, decode_from_referee, encode, nesting_exceeds
+from protocol.messages import MAX_MESSAGE_BYTES, MAX_NESTING, Draw, Hello, MessageError, Play
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

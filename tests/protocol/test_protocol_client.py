@@ -19,6 +19,7 @@ import pytest
 import zmq
 
 import protocol
+from protocol import codec as mc
 from protocol import messages as m
 from protocol.client import BotError, endpoint_and_token
 
@@ -98,10 +99,10 @@ class Referee:
         frames = self.sock.recv_multipart()
         assert len(frames) == 2, frames
         assert frames[0] == self.token.encode()
-        return m.decode_from_bot(frames[1])
+        return mc.decode_from_bot(frames[1])
 
     def send(self, msg: Any) -> None:
-        self.sock.send_multipart([self.token.encode(), m.encode(msg)])
+        self.sock.send_multipart([self.token.encode(), mc.encode(msg)])
 
     def close(self) -> None:
         self.sock.close(linger=0)

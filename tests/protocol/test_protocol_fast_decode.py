@@ -20,6 +20,7 @@ from arena.referee import wire
 from arena.rules.game import Game, Phase
 from arena.rules.options import resolve
 from arena.selfplay import policies_for
+from protocol import codec as mc
 from protocol import messages as m
 
 STANDS_PATTERN = r"^[2-9TJQKA][CDHS]?$"
@@ -36,11 +37,11 @@ def verdict(decode: Callable[[], object]) -> object:
 
 def strict(data: bytes) -> object:
     """What the strict decoder alone gives."""
-    return verdict(lambda: m._decode(m._referee_decoder, data, None))
+    return verdict(lambda: mc._decode(mc._referee_decoder, data, None))
 
 
 def fast(data: bytes) -> object:
-    return verdict(lambda: m.decode_from_referee(data))
+    return verdict(lambda: mc.decode_from_referee(data))
 
 
 def _strings(max_len: int) -> list[str]:
@@ -53,10 +54,10 @@ def _strings(max_len: int) -> list[str]:
 def test_the_card_sets_are_exactly_what_the_patterns_accept() -> None:
     candidates = _strings(3) + ["10" + "".join(p) for p in itertools.product(ALPHABET, repeat=2)]
     accepted = {s for s in candidates if re.search(m.CARD_PATTERN, s)}
-    assert accepted == set(m.CARDS)
-    assert {s for s in _strings(2) if re.search(STANDS_PATTERN, s)} == set(m.STANDS_FOR)
+    assert accepted == set(mc.CARDS)
+    assert {s for s in _strings(2) if re.search(STANDS_PATTERN, s)} == set(mc.STANDS_FOR)
     # the patterns' `$` also takes a trailing newline: the set does not, so the strict decoder decides those
-    assert re.search(m.CARD_PATTERN, "7H\n") and "7H\n" not in m.CARDS
+    assert re.search(m.CARD_PATTERN, "7H\n") and "7H\n" not in mc.CARDS
 
 
 def _requests(preset: str, seed: int) -> list[bytes]:
@@ -67,7 +68,7 @@ def _requests(preset: str, seed: int) -> list[bytes]:
     while not g.over and len(out) < 400:
         obs = g.observation(g.current)
         decision = "draw" if g.phase is Phase.DRAW else "play"
-        out.append(m.encode(wire.request(f"{preset}-{seed}", len(out), decision, obs, 1000, 250)))
+        out.append(mc.encode(wire.request(f"{preset}-{seed}", len(out), decision, obs, 1000, 250)))
         g.draw(policies[g.current].draw(obs)) if decision == "draw" else g.play(policies[g.current].play(obs))
     return out
 
@@ -77,12 +78,12 @@ def test_real_requests_decode_to_the_strict_result_of_the_public_types(preset: s
     requests = _requests(preset, 5)
     melds = 0
     for data in requests:
-        assert m._fast_request(data) is not None  # taken for every honest request
-        msg = m.decode_from_referee(data)
+        assert mc._fast_request(data) is not None  # taken for every honest request
+        msg = mc.decode_from_referee(data)
         assert msg == strict(data)
         assert type(msg) is m.Request and type(msg.observation) is m.Observation
         assert all(type(x) is m.TableMeld for x in msg.observation.melds)
-        assert m.encode(msg) == data and msgspec.to_builtins(msg) == msgspec.json.decode(data)
+        assert mc.encode(msg) == data and msgspec.to_builtins(msg) == msgspec.json.decode(data)
         melds += len(msg.observation.melds)
     assert melds > 0  # tables with melds were decoded too
 
@@ -113,18 +114,18 @@ def test_bad_cards_and_broken_requests_get_the_strict_verdict() -> None:
         assert got == want, data
         verdicts.append(isinstance(want, tuple))
     assert verdicts == [True, False, True, True, False, True, True, True, True, True, True, False]
-    assert m._fast_request(mutations[1]) is None and m._fast_request(mutations[-1]) is not None
+    assert mc._fast_request(mutations[1]) is None and mc._fast_request(mutations[-1]) is not None
 
 
 # -- the referee's fast path for a bot's replies ----------------------------------------------
 
 
 def strict_reply(data: bytes) -> object:
-    return verdict(lambda: m._decode(m._bot_decoder, data, m.MAX_MESSAGE_BYTES))
+    return verdict(lambda: mc._decode(mc._bot_decoder, data, m.MAX_MESSAGE_BYTES))
 
 
 def fast_reply(data: bytes) -> object:
-    return verdict(lambda: m.decode_from_bot(data))
+    return verdict(lambda: mc.decode_from_bot(data))
 
 
 def _replies(preset: str, seed: int) -> list[bytes]:
@@ -138,12 +139,12 @@ def _replies(preset: str, seed: int) -> list[bytes]:
         obs = g.observation(g.current)
         if g.phase is Phase.DRAW:
             source = policies[g.current].draw(obs)
-            out.append(m.encode(m.Draw(game="g", seq=len(out), source=source)))  # type: ignore[arg-type]
+            out.append(mc.encode(m.Draw(game="g", seq=len(out), source=source)))  # type: ignore[arg-type]
             g.draw(source)
         else:
             play = policies[g.current].play(obs)
             actions, discard = play_to_wire(play)
-            out.append(m.encode(m.Play(game="g", seq=len(out), actions=actions, discard=discard)))
+            out.append(mc.encode(m.Play(game="g", seq=len(out), actions=actions, discard=discard)))
             g.play(play)
     return out
 
@@ -152,9 +153,9 @@ def _replies(preset: str, seed: int) -> list[bytes]:
 def test_real_replies_decode_to_the_strict_result_of_the_public_types(preset: str) -> None:
     kinds: set[type] = set()
     for data in _replies(preset, 5):
-        assert m._fast_reply(data) is not None  # taken for every honest reply
-        msg = m.decode_from_bot(data)
-        assert msg == strict_reply(data) and m.encode(msg) == data
+        assert mc._fast_reply(data) is not None  # taken for every honest reply
+        msg = mc.decode_from_bot(data)
+        assert msg == strict_reply(data) and mc.encode(msg) == data
         assert type(msg) in (m.Draw, m.Play)
         if isinstance(msg, m.Play):
             kinds.update(type(a) for a in msg.actions)
@@ -190,5 +191,5 @@ def test_bad_cards_and_broken_replies_get_the_strict_verdict() -> None:
         assert type(got) in (m.Play, tuple), got
         verdicts.append(isinstance(want, tuple))
     assert verdicts == [True, False, True, True, True, False, False, True, True, True, True, True, True, True, True]
-    assert m._fast_reply(mutations[1]) is None and m._fast_reply(mutations[6]) is not None
-    assert fast_reply(base) == strict_reply(base) and type(m.decode_from_bot(base)) is m.Play
+    assert mc._fast_reply(mutations[1]) is None and mc._fast_reply(mutations[6]) is not None
+    assert fast_reply(base) == strict_reply(base) and type(mc.decode_from_bot(base)) is m.Play

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import protocol
 from protocol import gen_schemas
-from protocol.messages import EVENT_KINDS, MessageError, decode_from_bot, decode_from_referee, parse_event
+from protocol.codec import decode_from_bot, decode_from_referee, parse_event
+from protocol.messages import EVENT_KINDS, MessageError
 
 SPEC = Path(protocol.__file__).with_name("SPEC.md")
 SCHEMAS = gen_schemas.SCHEMA_DIR

@@ -22,6 +22,7 @@ from arena.rules.game import Game, Phase
 from arena.rules.log import DealEnd, DealStart, DrawEntry, GameStart, PlayEntry, entry_from_data
 from arena.rules.options import resolve
 from arena.selfplay import policies_for
+from protocol import codec as mc
 from protocol import messages as m
 
 
@@ -46,29 +47,29 @@ def played(preset: str, seed: int, players: int = 3) -> Game:
 
 
 def test_every_message_travels_with_v_first() -> None:
-    assert m.encode(wire.welcome("ref 1")) == compact(
+    assert mc.encode(wire.welcome("ref 1")) == compact(
         {"v": 1, "type": "welcome", "name": "ref 1", "max_message_bytes": m.MAX_MESSAGE_BYTES, "protocol": 1})
-    assert m.encode(wire.shutdown("done")) == b'{"v":1,"type":"shutdown","reason":"done"}'
-    assert m.encode(wire.game_over("g", [2, 1], [5, 0], "target")) == compact(
+    assert mc.encode(wire.shutdown("done")) == b'{"v":1,"type":"shutdown","reason":"done"}'
+    assert mc.encode(wire.game_over("g", [2, 1], [5, 0], "target")) == compact(
         {"v": 1, "type": "game_over", "game": "g", "placings": [2, 1], "totals": [5, 0], "reason": "target"})
     clock = m.Clock(decision_ms=10, bank_ms=20, increment_ms=1, grace_ms=5, clock="cpu")
-    assert m.encode(wire.new_game("g", 1, ["a", "b"], {"name": "basic"}, clock)) == compact(
+    assert mc.encode(wire.new_game("g", 1, ["a", "b"], {"name": "basic"}, clock)) == compact(
         {"v": 1, "type": "new_game", "game": "g", "seat": 1, "players": ["a", "b"], "rules": {"name": "basic"},
          "clock": {"decision_ms": 10, "bank_ms": 20, "increment_ms": 1, "grace_ms": 5, "clock": "cpu"}})
     # a struct of another version is written as msgspec writes it (nothing to swap back)
-    assert m.encode(m.Shutdown(v=2, reason="x")).startswith(b'{"type":"shutdown","v":2,')
-    assert m.encode({"type": "x", "v": 1}) == b'{"type":"x","v":1}'  # dicts travel as given
+    assert mc.encode(m.Shutdown(v=2, reason="x")).startswith(b'{"type":"shutdown","v":2,')
+    assert mc.encode({"type": "x", "v": 1}) == b'{"type":"x","v":1}'  # dicts travel as given
 
 
 def test_an_error_has_game_and_seq_and_a_version_refusal_has_supported_versions_instead() -> None:
-    assert m.encode(wire.error("illegal", "no", True, "g", 4)) == compact(
+    assert mc.encode(wire.error("illegal", "no", True, "g", 4)) == compact(
         {"v": 1, "type": "error", "game": "g", "seq": 4, "kind": "illegal", "reason": "no", "retry": True})
-    assert m.encode(wire.error("stale", "late", False)) == compact(
+    assert mc.encode(wire.error("stale", "late", False)) == compact(
         {"v": 1, "type": "error", "game": None, "seq": None, "kind": "stale", "reason": "late", "retry": False})
-    assert m.encode(wire.version_refusal("none in common", [1])) == compact(
+    assert mc.encode(wire.version_refusal("none in common", [1])) == compact(
         {"v": 1, "type": "error", "kind": "version", "reason": "none in common", "retry": False,
          "supported_versions": [1]})
-    back = m.decode_from_referee(m.encode(wire.version_refusal("none in common", [1])))
+    back = mc.decode_from_referee(mc.encode(wire.version_refusal("none in common", [1])))
     assert isinstance(back, m.Error) and (back.game, back.seq, back.supported_versions) == (None, None, [1])
 
 
@@ -106,12 +107,12 @@ def test_events_are_the_bytes_they_always_were(preset: str, seed: int) -> None:
     for entry in g.log:
         old = [compact({"v": 1, "type": "event", "game": "g7", "event": ev})
                for ev in _old_events(msgspec.to_builtins(entry))]
-        new = [m.encode(wire.event("g7", ev)) for ev in wire.events(entry)]
+        new = [mc.encode(wire.event("g7", ev)) for ev in wire.events(entry)]
         assert new == old, entry
         kinds.update(type(ev).__name__ for ev in wire.events(entry))
         for data in new:  # and a bot reads each back as the typed event it is
-            msg = m.decode_from_referee(data)
-            assert isinstance(msg, m.Event) and m.encode(msg) == data
+            msg = mc.decode_from_referee(data)
+            assert isinstance(msg, m.Event) and mc.encode(msg) == data
     assert {"DealStartEvent", "DrawEvent", "DiscardEvent", "DealEndEvent"} <= kinds
 
 
@@ -120,7 +121,7 @@ def test_a_forfeit_and_a_stock_draw_give_their_events_and_a_draw_that_found_no_s
     seat = g.current
     (draw,) = wire.events(g.draw("stock")[-1])
     assert draw == m.DrawEvent(seat=seat, source="stock")  # the card stays secret
-    assert m.encode(wire.event("g", draw)) == compact(
+    assert mc.encode(wire.event("g", draw)) == compact(
         {"v": 1, "type": "event", "game": "g", "event": {"kind": "draw", "seat": seat, "source": "stock"}})
     (forfeit,) = g.forfeit(1, "3 timeouts", "timeout")
     assert wire.events(forfeit) == [m.ForfeitEvent(seat=1, failure="timeout", reason="3 timeouts")]
@@ -135,11 +136,11 @@ def test_a_request_carries_the_observation_in_wire_order_and_reads_back() -> Non
         obs = g.observation(g.current)
         g.draw(policies[g.current].draw(obs)) if g.phase is Phase.DRAW else g.play(policies[g.current].play(obs))
     obs = g.observation(g.current)
-    data = m.encode(wire.request("g", 3, "draw", obs, 1000, 250))
+    data = mc.encode(wire.request("g", 3, "draw", obs, 1000, 250))
     fields = list(json.loads(data))
     assert fields == ["v", "type", "game", "seq", "decision", "observation", "clock"]
     assert list(json.loads(data)["observation"])[-3:] == ["must_go_out_to_meld", "played_before", "legal_draws"]
-    msg = m.decode_from_referee(data)
+    msg = mc.decode_from_referee(data)
     assert isinstance(msg, m.Request) and msg.clock == m.DecisionClock(decision_ms=1000, bank_ms_left=250)
     back = wire.observation_from_wire(msg.observation)
     assert back.hand == obs.hand and back.discard == obs.discard and back.legal_draws == obs.legal_draws
@@ -156,7 +157,7 @@ def test_a_play_reads_back_into_the_engine_play_it_came_from() -> None:
                  LayOff(0, (parse("9H"),), end="high"), Swap(1, parse("5S"), parse("JK"))), parse("KC"))
     actions, discard = play_to_wire(play)
     assert actions[0] == m.Meld(cards=["7H", "8H", "2C*"], kind="run")
-    msg = m.decode_from_bot(m.encode(m.Play(game="g", seq=1, actions=actions, discard=discard)))
+    msg = mc.decode_from_bot(mc.encode(m.Play(game="g", seq=1, actions=actions, discard=discard)))
     assert isinstance(msg, m.Play) and wire.play_from_message(msg) == play
 
 

@@ -214,7 +214,8 @@ def _decode_ms() -> float:
     """The referee's CPU to decode one reply of the protocol's maximum size (as the junk bot sends)."""
     import json
 
-    from protocol.messages import MAX_MESSAGE_BYTES, decode_from_bot
+    from protocol.codec import decode_from_bot
+    from protocol.messages import MAX_MESSAGE_BYTES
 
     data = json.dumps({"v": 1, "type": "draw", "game": "g", "seq": 3, "source": "stock",
                        "x": "p" * (MAX_MESSAGE_BYTES - 400)}).encode()
