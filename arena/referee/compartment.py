@@ -155,7 +155,7 @@ class BotProcess:
             self.channel = Channel(from_bot_r, to_bot_w, notices=spec.speaks != "stdio")  # stdio: no gate
         else:
             self.channel = endpoint
-            endpoint.watch(self.pidfd, self.proc)
+            endpoint.watch_end(self.pidfd, self.proc)
         self._tree: list[int] = [self.pid]
         self._tree_at = 0.0
         register(self)

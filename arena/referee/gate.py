@@ -53,27 +53,17 @@ import time
 
 if __package__:  # imported, as arena.referee.gate
     from arena.referee.zmtp import (
-        GREETING,
         MAX_MESSAGE_BYTES,
-        READ_BYTES,
-        READY,
-        STRANGER_REPLIES_PER_S,
-        ProtocolError,
-        Zmtp,
-        command,
+        Conn,
+        Router,
         frame,
     )
 else:  # run as a script, in the sandbox with -I -S: zmtp.py lies beside this file (launch.py shows both)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from zmtp import (  # type: ignore[import-not-found,no-redef]
-        GREETING,
         MAX_MESSAGE_BYTES,
-        READ_BYTES,
-        READY,
-        STRANGER_REPLIES_PER_S,
-        ProtocolError,
-        Zmtp,
-        command,
+        Conn,
+        Router,
         frame,
     )
     del sys.path[0]
@@ -82,33 +72,19 @@ OUT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # unread lines held for the referee befor
 IN_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # unread referee lines held before reading stdin pauses
 SEND_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # bytes queued for a connection that is not reading
 MEMORY_CAP_BYTES = 512 << 20  # the gate's own data (RLIMIT_DATA), as the libzmq gate's
-MAX_CONNECTIONS = 64  # a bot that opens more gets them closed (each may hold one message)
+MAX_CONNECTIONS = 64  # a bot that opens more gets them closed (its own may hold one message, others 4 KiB)
 
 
 # -- the gate process -----------------------------------------------------------------------
-class Conn:
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.zmtp = Zmtp()
-        self.out = bytearray()
-        self.writing = False  # registered for EVENT_WRITE
-
-
-class Gate:
+class Gate(Router):
     def __init__(self, bind: str, token: bytes) -> None:
-        self.token = token
+        listener, self.endpoint, self.ipc_path = _listen(bind)
+        super().__init__(listener, token, MAX_CONNECTIONS, SEND_CAP_BYTES)
         self.sel = selectors.DefaultSelector()
-        self.listener, self.endpoint, self.ipc_path = _listen(bind)
-        self.sel.register(self.listener, selectors.EVENT_READ, "listen")
-        self.conns: dict[int, Conn] = {}
-        self.bot: Conn | None = None  # the connection under the token
+        self.sel.register(listener, selectors.EVENT_READ, "listen")
         self.out = bytearray()  # lines for the referee
         self.inbuf = bytearray()  # bytes from the referee, not a whole line yet
         self.dropped = 0
-        self.announced = False  # "connected" was emitted
-        self.stranger_seen = False
-        self.stranger_budget = float(STRANGER_REPLIES_PER_S)
-        self.stranger_at = time.monotonic()
         self.reap_due = True  # a child may have ended: SIGCHLD came (its wakeup pipe), or a quiet round passed
         os.set_blocking(0, False)
         os.set_blocking(1, False)
@@ -132,128 +108,29 @@ class Gate:
                 return
             del self.out[:n]
 
-    # -- connections --------------------------------------------------------------
-    def accept(self) -> None:
-        for _ in range(16):
-            try:
-                sock, _addr = self.listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:  # out of descriptors: whoever opened them waits
-                return
-            if len(self.conns) >= MAX_CONNECTIONS:
-                sock.close()
-                continue
-            sock.setblocking(False)
-            if sock.family != socket.AF_UNIX:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            c = Conn(sock)
-            self.conns[sock.fileno()] = c
-            self.sel.register(sock, selectors.EVENT_READ, c)
-            self.send_raw(c, GREETING + READY)
+    # -- the Router's owner ------------------------------------------------------
+    def watch(self, c: Conn, write: bool) -> None:
+        events = selectors.EVENT_READ | selectors.EVENT_WRITE if write else selectors.EVENT_READ
+        try:
+            self.sel.modify(c.sock, events, c)
+        except KeyError:
+            self.sel.register(c.sock, events, c)
 
-    def drop(self, c: Conn) -> None:
-        self.conns.pop(c.sock.fileno(), None)
+    def unwatch(self, c: Conn) -> None:
         try:
             self.sel.unregister(c.sock)
         except (KeyError, ValueError):
             pass
-        c.sock.close()
-        if c is self.bot:
-            self.bot = None
 
-    def send_raw(self, c: Conn, data: bytes) -> None:
-        """Write now what the socket takes, queue the rest (dropped beyond ``SEND_CAP_BYTES``)."""
-        if c.out:
-            if len(c.out) + len(data) <= SEND_CAP_BYTES:
-                c.out += data
-            return
-        try:
-            n = c.sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            n = 0
-        except OSError:
-            self.drop(c)
-            return
-        if n < len(data):
-            c.out += data[n:]
-            c.writing = True
-            self.sel.modify(c.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, c)
-
-    def write_more(self, c: Conn) -> None:
-        try:
-            n = c.sock.send(c.out)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            self.drop(c)
-            return
-        del c.out[:n]
-        if not c.out and c.writing:
-            c.writing = False
-            self.sel.modify(c.sock, selectors.EVENT_READ, c)
-
-    def read(self, c: Conn) -> None:
-        try:
-            data = c.sock.recv(READ_BYTES)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.drop(c)
-            return
-        try:
-            events = c.zmtp.feed(data)
-        except ProtocolError:
-            self.drop(c)
-            return
-        for kind, arg in events:
-            if kind == "message":
-                assert isinstance(arg, bytes)
-                if c is self.bot:
-                    self.from_bot(arg)
-                else:
-                    self.stranger(c)
-            elif kind in ("multipart", "oversized"):
-                if c is self.bot:
-                    assert isinstance(arg, int)
-                    self.emit(b"\0%s %d" % (kind.encode(), arg))
-                else:
-                    self.stranger(c)
-            elif kind == "ready":
-                if not self.announced:
-                    self.announced = True
-                    self.emit(b"\0connected")
-                if arg == self.token:
-                    if self.bot is not None:  # as libzmq's ROUTER: a second peer under a routing id in use is refused
-                        self.drop(c)
-                        return
-                    self.bot = c
-            elif kind == "ping":
-                assert isinstance(arg, bytes)
-                self.send_raw(c, command(b"PONG", arg))
-
-    def from_bot(self, data: bytes) -> None:
+    def on_message(self, data: bytes) -> None:
         if b"\n" in data or b"\r" in data:
             data = data.replace(b"\n", b" ").replace(b"\r", b" ")
         if data.startswith(b"\0"):  # the notices' mark is the gate's alone
             data = b" " + data
         self.emit(data)
 
-    def stranger(self, c: Conn) -> None:
-        if not self.stranger_seen:
-            self.stranger_seen = True
-            self.emit(b"\0stranger")
-        now = time.monotonic()
-        self.stranger_budget = min(STRANGER_REPLIES_PER_S,
-                                   self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
-        self.stranger_at = now
-        if self.stranger_budget < 1:
-            return
-        self.stranger_budget -= 1
-        self.send_raw(c, frame(b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
-                               b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}'))
+    def on_notice(self, word: str, arg: str = "") -> None:
+        self.emit(b"\0" + word.encode() + (b" " + arg.encode() if arg else b""))
 
     # -- from the referee ---------------------------------------------------------------
     def from_referee(self) -> bool:
@@ -276,14 +153,14 @@ class Gate:
             start = nl + 1
         del inbuf[:start]
         if frames and self.bot is not None:
-            self.send_raw(self.bot, b"".join(frames))
+            self.queue(self.bot, b"".join(frames))
         if len(inbuf) > IN_CAP_BYTES:  # the referee never sends such a line
             inbuf.clear()
         return True
 
     def to_bot(self, data: bytes) -> None:
         if self.bot is not None:  # not connected: the message is lost, as over any ROUTER
-            self.send_raw(self.bot, frame(data))
+            self.queue(self.bot, frame(data))
 
     def pump(self, timeout: float) -> bool:
         """One round of the loop; False when the referee closed stdin."""
@@ -306,9 +183,9 @@ class Gate:
             elif c == "out":
                 pass  # written below
             else:
-                if events & selectors.EVENT_WRITE and c.sock.fileno() >= 0:
-                    self.write_more(c)
-                if events & selectors.EVENT_READ and c.sock.fileno() >= 0:
+                if events & selectors.EVENT_WRITE and c.fd in self.conns:
+                    self.write(c)
+                if events & selectors.EVENT_READ and c.fd in self.conns:
                     self.read(c)
         self.flush()
         return True
@@ -320,11 +197,10 @@ class Gate:
             select_s = max(0.0, deadline - time.monotonic())
             for key, events in self.sel.select(min(0.05, select_s)):
                 if key.data is self.bot and events & selectors.EVENT_WRITE:
-                    self.write_more(self.bot)
+                    self.write(self.bot)
 
     def close(self) -> None:
-        for c in list(self.conns.values()):
-            self.drop(c)
+        self.close_all()
         self.listener.close()
         if self.ipc_path:
             try:
@@ -449,8 +325,7 @@ def main(argv: list[str]) -> int:
             if code is not None:
                 bot_pid = 0
                 for c in list(gate.conns.values()):  # what it sent just before exiting
-                    if c.sock.fileno() >= 0:
-                        gate.read(c)
+                    gate.read(c)
                 gate.emit(b"\0exit %d" % code)
                 os.set_blocking(1, True)
                 gate.flush()

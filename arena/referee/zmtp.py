@@ -1,16 +1,20 @@
-"""ZMTP 3.1, the wire protocol of ZeroMQ, as a codec: bytes from a peer in, events out (no I/O).
+"""ZMTP 3.1, the wire protocol of ZeroMQ, on a bot's side of the arena: its codec and a ROUTER's connections.
 
 The one reader of a bot's ZeroMQ bytes, shared by the endpoint the referee holds for a bot
-(``arena.referee.endpoint``) and the gate process (``arena.referee.gate``).  It speaks the
-server side of RFC 23/37 with the NULL mechanism, as a ``ROUTER``: the greeting, the READY
-handshake (the peer's socket type and routing id), PING, and frames, each frame's size read from
-its header before its body, so a message over its limit is reported at once and the rest of it
-skipped unread.  Standard library only: the gate imports it inside the sandbox (``-I -S``).
+(``arena.referee.endpoint``) and the gate process (``arena.referee.gate``).  ``Zmtp`` (bytes from
+a peer in, events out, no I/O) speaks the server side of RFC 23/37 with the NULL mechanism, as a
+``ROUTER``: the greeting, the READY handshake (the peer's socket type and routing id), PING, and
+frames, each frame's size read from its header before its body, so a message over its limit is
+reported at once and the rest of it skipped unread.  ``Router`` keeps the connections of one bot's
+endpoint as libzmq's ROUTER does, for an owner that polls them.  Standard library only: the gate
+imports it inside the sandbox (``-I -S``).
 """
 
 from __future__ import annotations
 
+import socket
 import struct
+import time
 
 MAX_MESSAGE_BYTES = 1 << 20  # the protocol's limit; bigger messages are reported, not relayed
 COMMAND_CAP_BYTES = 1 << 16  # a READY with metadata is a few hundred bytes
@@ -225,3 +229,174 @@ class Zmtp:
         elif name == b"ERROR":
             raise ProtocolError("the peer sent ERROR")
         # other commands (SUBSCRIBE, CANCEL, PONG) mean nothing to a ROUTER
+
+
+# -- a ROUTER's connections (I/O, but no loop of its own: its owner polls) ------------------------
+STRANGER_REPLY = frame(b'{"v":1,"type":"error","game":null,"seq":null,"kind":"token","retry":false,'
+                       b'"reason":"unknown token: connect with the token the referee gave you (ARENA_TOKEN)"}')
+STRANGER_BYTES = 4096  # a message on a connection that is not the bot's is answered and dropped, never held
+HANDSHAKE_BYTES = 4096  # a READY with metadata is a few hundred bytes
+
+
+class Conn:
+    """One connection: its socket, its codec, the bytes waiting to be written to it."""
+
+    __slots__ = ("fd", "out", "sock", "zmtp")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.zmtp = Zmtp(limit=STRANGER_BYTES, command_limit=HANDSHAKE_BYTES)  # raised once it is the bot's
+        self.out = bytearray()
+
+
+class Router:
+    """The connections to one bot's endpoint, as libzmq's ROUTER keeps them: a listening socket, at most
+    ``max_connections`` peers, the one whose routing id is the token (``bot``) heard, the others answered
+    with an error and dropped.  The owner polls the descriptors ``watch`` names and calls ``accept``,
+    ``read`` and ``write``; what is heard reaches ``on_message`` and ``on_notice`` (``connected``,
+    ``stranger``, ``multipart N``, ``oversized N``).  Nothing is held beyond one message of
+    ``MAX_MESSAGE_BYTES`` on the bot's connection and ``STRANGER_BYTES`` on another, and ``send_cap``
+    bytes queued for a connection that does not read."""
+
+    def __init__(self, listener: socket.socket, token: bytes, max_connections: int, send_cap: int) -> None:
+        self.listener = listener
+        self.token = token
+        self.max_connections = max_connections
+        self.send_cap = send_cap
+        self.conns: dict[int, Conn] = {}
+        self.bot: Conn | None = None  # the connection under the token
+        self.announced = False  # "connected" was said
+        self.stranger_seen = False
+        self.stranger_budget = float(STRANGER_REPLIES_PER_S)
+        self.stranger_at = time.monotonic()
+
+    # -- the owner's part ----------------------------------------------------------------
+    def on_message(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def on_notice(self, word: str, arg: str = "") -> None:
+        raise NotImplementedError
+
+    def watch(self, c: Conn, write: bool) -> None:
+        """Poll ``c`` for reading, and for writing too while ``write`` (bytes wait for it)."""
+        raise NotImplementedError
+
+    def unwatch(self, c: Conn) -> None:
+        raise NotImplementedError
+
+    # -- connections -----------------------------------------------------------------------
+    def accept(self) -> None:
+        for _ in range(self.max_connections):
+            try:
+                sock, _addr = self.listener.accept()
+            except OSError:  # none waiting (or out of descriptors: whoever opened them waits)
+                return
+            if len(self.conns) >= self.max_connections:
+                sock.close()
+                continue
+            sock.setblocking(False)
+            if sock.family != socket.AF_UNIX:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            c = Conn(sock)
+            self.conns[c.fd] = c
+            self.watch(c, False)
+            self.queue(c, GREETING + READY)
+
+    def drop(self, c: Conn) -> None:
+        if self.conns.pop(c.fd, None) is None:
+            return
+        self.unwatch(c)
+        c.sock.close()
+        if c is self.bot:
+            self.bot = None
+
+    def queue(self, c: Conn, data: bytes) -> bool:
+        """Write now what the socket takes, keep the rest for when it is writable; False (nothing
+        sent or queued) if that could hold more than ``send_cap`` bytes for it."""
+        if len(c.out) + len(data) > self.send_cap:
+            return False
+        if c.out:
+            c.out += data
+            return True
+        try:
+            n = c.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:
+            self.drop(c)
+            return True
+        if n < len(data):
+            c.out += data[n:]
+            self.watch(c, True)
+        return True
+
+    def write(self, c: Conn) -> None:
+        try:
+            n = c.sock.send(c.out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.drop(c)
+            return
+        del c.out[:n]
+        if not c.out:
+            self.watch(c, False)
+
+    def read(self, c: Conn) -> None:
+        """One read of ``c``: what it holds goes through the codec to ``on_message`` and ``on_notice``."""
+        try:
+            data = c.sock.recv(READ_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.drop(c)
+            return
+        try:
+            events = c.zmtp.feed(data)
+        except ProtocolError:
+            self.drop(c)
+            return
+        for kind, arg in events:
+            if kind == "ready":
+                self._ready(c, arg)
+            elif kind == "ping":
+                assert isinstance(arg, bytes)
+                self.queue(c, command(b"PONG", arg))
+            elif c is not self.bot:
+                self._stranger(c)
+            elif kind == "message":
+                assert isinstance(arg, bytes)
+                self.on_message(arg)
+            else:  # multipart, oversized
+                self.on_notice(kind, str(arg))
+
+    def _ready(self, c: Conn, identity: object) -> None:
+        if not self.announced:
+            self.announced = True
+            self.on_notice("connected")
+        if identity != self.token:
+            return
+        if self.bot is not None:  # as libzmq's ROUTER: a second peer under a routing id in use is refused
+            self.drop(c)
+            return
+        self.bot = c
+        c.zmtp.limit = MAX_MESSAGE_BYTES
+
+    def _stranger(self, c: Conn) -> None:
+        if not self.stranger_seen:
+            self.stranger_seen = True
+            self.on_notice("stranger")
+        now = time.monotonic()
+        self.stranger_budget = min(STRANGER_REPLIES_PER_S,
+                                   self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
+        self.stranger_at = now
+        if self.stranger_budget >= 1:
+            self.stranger_budget -= 1
+            self.queue(c, STRANGER_REPLY)
+
+    def close_all(self) -> None:
+        for c in list(self.conns.values()):
+            self.drop(c)

@@ -147,7 +147,8 @@ def _command(command: str, base_dir: Path, cwd: str | None, env: dict[str, str],
     if problem is None and cwd and sandboxed:
         problem = _outside_folder(command, base_dir / cwd, env)
     if problem is None and not cwd and sandboxed and command.split()[0] not in bundled:
-        from arena.referee.launch import command_line, script_problem
+        from arena.referee.launch import command_line
+        from arena.referee.program import script_problem
 
         problem = script_problem(command_line(command))
     return problem

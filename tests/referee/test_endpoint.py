@@ -18,8 +18,8 @@ import pytest
 import zmq
 
 from arena.referee.channel import Closed, Item, Line, Notice
-from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, STRANGER_BYTES, Endpoint
-from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, command, frame, properties
+from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, Endpoint
+from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, STRANGER_BYTES, command, frame, properties
 
 TOKEN = "ab" * 16
 
@@ -217,7 +217,7 @@ def test_the_end_of_the_compartment_closes_the_endpoint_after_its_last_words(tmp
     proc = subprocess.Popen(["sleep", "0.3"])  # stands for the bot's compartment
     pidfd = os.pidfd_open(proc.pid)
     try:
-        ep.watch(pidfd, proc)
+        ep.watch_end(pidfd, proc)
         s = dealer(ctx, ep)
         s.send(b"last words")
         assert skip_notices(ep, "connected") == Line(b"last words")

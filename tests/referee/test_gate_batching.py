@@ -67,7 +67,7 @@ def gate_with_bot(tmp_path, monkeypatch):
         out = bytearray()
         zmtp = Zmtp()
 
-    monkeypatch.setattr(g, "send_raw", lambda c, data: sent.append(data))
+    monkeypatch.setattr(g, "queue", lambda c, data: sent.append(data) or True)
     g.bot = Bot()  # type: ignore[assignment,unused-ignore]  # a stand-in for a Conn
     try:
         yield g, w, sent

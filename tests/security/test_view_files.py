@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.referee import launch, sandbox
+from arena.referee import launch, program, sandbox
 from arena.referee.host import BotHost
 from arena.settings import BotSpec, TimeControl
 from tests.conftest import ROOT
@@ -77,7 +77,7 @@ def test_the_program_file_is_the_interpreters_script_or_the_executable(tmp_path)
              ("cat", "data.txt"): None, ("/bin/cat", "data.txt"): None, ("python3", "-c", "x", "data.txt"): None,
              ("python3", "-m", "data.txt"): None, ("python3", "missing.py"): None}
     for argv, expected in cases.items():
-        found = launch.program_file(list(argv), tmp_path)
+        found = program.program_file(list(argv), tmp_path)
         assert (found.name if found else None) == expected, argv
 
 
