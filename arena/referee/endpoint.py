@@ -41,6 +41,7 @@ from arena.referee.zmtp import Conn, Router, frame
 from protocol.messages import MAX_MESSAGE_BYTES
 
 MAX_CONNECTIONS = 8  # a bot needs one (two while its library reconnects); more are closed at once
+MAX_ACCEPTS = 64  # connections over the endpoint's life (its bot's session): then connect is refused
 OUTBOX_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # as a pipe channel's: a bot that stops reading is disconnected
 LAST_WORDS_CHUNKS = 16  # what is read of each connection once the compartment ended
 IN = select.POLLIN | select.POLLHUP | select.POLLERR
@@ -67,9 +68,11 @@ class Endpoint(Router):
             listener.close()
             raise
         listener.setblocking(False)
-        super().__init__(listener, token.encode("ascii", "replace"), MAX_CONNECTIONS, OUTBOX_CAP_BYTES)
+        super().__init__(listener, token.encode("ascii", "replace"), MAX_CONNECTIONS, OUTBOX_CAP_BYTES,
+                         max_accepts=MAX_ACCEPTS)
         self._poll = select.poll()
         self._poll.register(listener, select.POLLIN)
+        self._listener_fd = listener.fileno()  # kept: a closed listener's number may be a connection's later
         self._items: deque[Item] = deque()
         self._pidfd = -1
         self._process: subprocess.Popen[bytes] | None = None
@@ -84,6 +87,11 @@ class Endpoint(Router):
             self._poll.unregister(c.fd)
         except (KeyError, ValueError):
             pass
+
+    def stop_listening(self) -> None:
+        if self.listener.fileno() >= 0:
+            self._poll.unregister(self.listener)
+            self.listener.close()
 
     def on_message(self, data: bytes) -> None:
         if data.strip():
@@ -110,7 +118,7 @@ class Endpoint(Router):
         for fd, ev in self._poll.poll(max(0, int(timeout_s * 1000 + 0.999))):
             if fd == self._pidfd:
                 ended = True
-            elif fd == self.listener.fileno():
+            elif fd == self._listener_fd:
                 self.accept()
             elif (c := self.conns.get(fd)) is not None:
                 if ev & select.POLLOUT:
@@ -170,12 +178,11 @@ class Endpoint(Router):
 
     def close(self) -> None:
         self.close_all()
-        if self.listener.fileno() >= 0:
-            self.listener.close()
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass
+        self.listener.close()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
         self.eof = self.write_closed = True
 
 

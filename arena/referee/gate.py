@@ -122,6 +122,10 @@ class Gate(Router):
         except (KeyError, ValueError):
             pass
 
+    def stop_listening(self) -> None:
+        self.sel.unregister(self.listener)
+        self.listener.close()
+
     def on_message(self, data: bytes) -> None:
         if b"\n" in data or b"\r" in data:
             data = data.replace(b"\n", b" ").replace(b"\r", b" ")

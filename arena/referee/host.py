@@ -34,6 +34,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, SUPPORTED_VERSIONS, Hello, Mess
 REFEREE_NAME = "rummy-arena referee 0.1"
 LAST_OUTPUT = "; last output: "  # how a failed start's reason ends when the bot wrote something
 STRAY_LINE_BYTES = 200  # of a stdio bot's non-protocol line, in the reason
+START_READ_CPU_S = 0.5  # the referee's CPU on a bot's messages before its hello (an honest start: ~1 ms)
 
 
 CAUSE_LINES, CAUSE_BYTES = 40, 4096  # of a failed start's log, searched for the error that ended it
@@ -166,12 +167,18 @@ class BotHost:
             return False
         start_ms = self.remote_wait_ms if peer.spec.remote else self.time.start_ms
         deadline = time.monotonic() + start_ms / 1000
-        connected = False  # a peer completed the ZeroMQ handshake with the bot's gate
+        connected = False  # a peer completed the ZeroMQ handshake with the bot's endpoint or gate
+        cpu_start = time.thread_time()  # the referee's own CPU on what the bot sends before its hello
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             item = self.recv(peer, min(left, 0.05))
+            if time.thread_time() - cpu_start > START_READ_CPU_S:  # no decision's clock charges it: a cap
+                peer.problem = ("malformed", f"sent so much before its hello that reading it took the referee over "
+                                             f"{START_READ_CPU_S:g} s of CPU: send hello first, and nothing else "
+                                             "until welcome")
+                return self._give_up(peer)
             if item is None:
                 continue
             if isinstance(item, Closed):

@@ -238,16 +238,24 @@ STRANGER_BYTES = 4096  # a message on a connection that is not the bot's is answ
 HANDSHAKE_BYTES = 4096  # a READY with metadata is a few hundred bytes
 
 
-class Conn:
-    """One connection: its socket, its codec, the bytes waiting to be written to it."""
+STRANGER_MESSAGES = 64  # a connection not under the token is closed after this many messages
+PINGS_PER_S = 10  # libzmq's heartbeats come at most every 100 ms; a connection that PINGs faster is closed
 
-    __slots__ = ("fd", "out", "sock", "zmtp")
+
+class Conn:
+    """One connection: its socket, its codec, the bytes waiting to be written to it, and what it used of
+    the allowances of a connection that is not the bot's (messages) and of any connection (PINGs)."""
+
+    __slots__ = ("fd", "out", "ping_at", "pings", "sock", "strays", "zmtp")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.fd = sock.fileno()
         self.zmtp = Zmtp(limit=STRANGER_BYTES, command_limit=HANDSHAKE_BYTES)  # raised once it is the bot's
         self.out = bytearray()
+        self.strays = 0  # messages heard while it is not the bot's
+        self.pings = float(PINGS_PER_S)  # a token bucket
+        self.ping_at = time.monotonic()
 
 
 class Router:
@@ -256,14 +264,17 @@ class Router:
     with an error and dropped.  The owner polls the descriptors ``watch`` names and calls ``accept``,
     ``read`` and ``write``; what is heard reaches ``on_message`` and ``on_notice`` (``connected``,
     ``stranger``, ``multipart N``, ``oversized N``).  Nothing is held beyond one message of
-    ``MAX_MESSAGE_BYTES`` on the bot's connection and ``STRANGER_BYTES`` on another, and ``send_cap``
-    bytes queued for a connection that does not read."""
+    ``MAX_MESSAGE_BYTES`` on the bot's connection and ``STRANGER_BYTES`` on another, and, queued for a
+    connection that does not read, the owner's messages up to ``send_cap`` bytes and at most one reply
+    of its own (the greeting, a PONG, a stranger's error: none is queued behind another)."""
 
-    def __init__(self, listener: socket.socket, token: bytes, max_connections: int, send_cap: int) -> None:
+    def __init__(self, listener: socket.socket, token: bytes, max_connections: int, send_cap: int,
+                 max_accepts: int | None = None) -> None:
         self.listener = listener
         self.token = token
         self.max_connections = max_connections
         self.send_cap = send_cap
+        self.accepts_left = max_accepts  # None: no end (a remote seat's gate: strangers must not lock the bot out)
         self.conns: dict[int, Conn] = {}
         self.bot: Conn | None = None  # the connection under the token
         self.announced = False  # "connected" was said
@@ -286,12 +297,20 @@ class Router:
         raise NotImplementedError
 
     # -- connections -----------------------------------------------------------------------
+    def stop_listening(self) -> None:
+        """No more connections (the owner's hook: it stops polling the listener); later ones are refused."""
+        raise NotImplementedError
+
     def accept(self) -> None:
         for _ in range(self.max_connections):
             try:
                 sock, _addr = self.listener.accept()
             except OSError:  # none waiting (or out of descriptors: whoever opened them waits)
                 return
+            if self.accepts_left is not None:
+                self.accepts_left -= 1
+                if self.accepts_left <= 0:  # a reconnect storm ends here: connect is refused from now on
+                    self.stop_listening()
             if len(self.conns) >= self.max_connections:
                 sock.close()
                 continue
@@ -364,8 +383,19 @@ class Router:
                 self._ready(c, arg)
             elif kind == "ping":
                 assert isinstance(arg, bytes)
-                self.queue(c, command(b"PONG", arg))
+                now = time.monotonic()
+                c.pings = min(PINGS_PER_S, c.pings + (now - c.ping_at) * PINGS_PER_S) - 1
+                c.ping_at = now
+                if c.pings < -PINGS_PER_S:  # a PING flood, not a heartbeat: its reading is not ours to pay
+                    self.drop(c)
+                    return
+                if not c.out:  # a peer that does not read its PONGs gets no more: nothing piles up for it
+                    self.queue(c, command(b"PONG", arg))
             elif c is not self.bot:
+                c.strays += 1
+                if c.strays > STRANGER_MESSAGES:  # answered and noted enough: its flood is not ours to read
+                    self.drop(c)
+                    return
                 self._stranger(c)
             elif kind == "message":
                 assert isinstance(arg, bytes)
@@ -393,7 +423,7 @@ class Router:
         self.stranger_budget = min(STRANGER_REPLIES_PER_S,
                                    self.stranger_budget + (now - self.stranger_at) * STRANGER_REPLIES_PER_S)
         self.stranger_at = now
-        if self.stranger_budget >= 1:
+        if self.stranger_budget >= 1 and not c.out:  # as PONG: one reply at most waits for a stranger
             self.stranger_budget -= 1
             self.queue(c, STRANGER_REPLY)
 

@@ -30,6 +30,7 @@ moves (draw from the stock, discard the drawn card) and, besides, attacks:
                 stderr how many it got ("forked N"), then replies
   junk          at every request first sends 40 messages of 1 MiB that answer nothing asked (stale and
                 out-of-turn replies), then its legal reply padded to 1 MiB
+  junk_hello    before any hello sends 1 MiB messages that are no hello, as fast as it can, for 20 s
   huge_words    at every request first sends 8 stale replies whose game id is ~1 MiB of text (every
                 other one of the wrong shape), and at every 3rd request a reply whose `type` is ~1 MiB
                 of text (malformed: the decoder's reason quotes it) before its legal one
@@ -341,6 +342,12 @@ def main() -> int:
     if mode == "deep_hello":
         sock.send(json.dumps(hello)[:-1].encode() + b', "x": ' + nested(100_000).encode() + b"}")
         sock.send(json.dumps(hello).encode())
+    elif mode == "junk_hello":  # the referee reads it before any decision's clock runs
+        junk = json.dumps({"v": 1, "type": "draw", "x": "j" * ((1 << 20) - 100)}).encode()
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            sock.send(junk)
+        return 0
     else:
         sock.send(json.dumps(hello).encode())
     stop = threading.Event()

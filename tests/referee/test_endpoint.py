@@ -231,3 +231,61 @@ def test_the_end_of_the_compartment_closes_the_endpoint_after_its_last_words(tmp
         os.close(pidfd)
         proc.wait()
     assert not Path(ep.path).exists()  # the socket file goes with it
+
+
+def test_pings_and_stranger_messages_that_are_never_read_queue_nothing(ep):
+    # a peer that PINGs (or sends as a stranger) without reading the replies: no reply waits behind another
+    peers = [_raw_peer(ep.path), *(_raw_peer(ep.path, ident=f"s{i}") for i in range(3))]
+    ping = command(b"PING", b"\x00\x00" + b"c" * 16)
+    for raw in peers:
+        raw.setblocking(False)
+    for _ in range(400):
+        for i, raw in enumerate(peers):
+            try:
+                raw.send(ping * 200 if i == 0 else frame(b"x") * 200)
+            except (BlockingIOError, BrokenPipeError, ConnectionResetError):  # full, or closed for flooding
+                pass
+        ep.next_item(0)
+    assert all(len(c.out) <= 64 for c in ep.conns.values()), [len(c.out) for c in ep.conns.values()]  # or closed
+    for raw in peers:
+        raw.close()
+
+
+def test_floods_a_bot_could_make_the_referee_read_close_the_connection_that_sends_them(ep):
+    # PINGs faster than any heartbeat, or a stranger's messages past its allowance: the connection is closed,
+    # so what it sends next is never read (in the referee's CPU, where no compartment pays for it)
+    from arena.referee.zmtp import PINGS_PER_S, STRANGER_MESSAGES
+
+    pinger, stranger = _raw_peer(ep.path), _raw_peer(ep.path, ident="nobody")
+    pinger.sendall(command(b"PING", b"\x00\x00") * (3 * PINGS_PER_S))
+    stranger.sendall(frame(b"x") * (STRANGER_MESSAGES + 5))
+    for _ in range(20):
+        ep.next_item(0.01)
+    for raw in (pinger, stranger):
+        raw.settimeout(2)
+        got = b""
+        try:
+            while chunk := raw.recv(1 << 16):
+                got += chunk
+        except ConnectionResetError:
+            pass
+        assert got.startswith(GREETING[:1])  # answered at first, then closed
+        raw.close()
+    assert not ep.conns
+
+
+def test_a_reconnect_storm_ends_with_the_endpoint_refusing_connections(ep):
+    from arena.referee.endpoint import MAX_ACCEPTS
+
+    for i in range(MAX_ACCEPTS + 5):
+        try:
+            raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            raw.connect(ep.path)
+        except OSError:  # refused: the storm is over
+            assert i >= MAX_ACCEPTS
+            raw.close()
+            return
+        ep.next_item(0.01)
+        raw.close()
+        ep.next_item(0.01)
+    raise AssertionError("the endpoint kept accepting")

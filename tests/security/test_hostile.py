@@ -175,3 +175,19 @@ def test_a_thousand_idle_processes_do_not_make_the_referee_busy(tmp_path):
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     honest_clean(result, [0, 1])  # the hostile seat too: it broke no rule and no limit
     assert cpu < 0.4 * wall, f"the referee used {cpu:.1f} s of CPU in a {wall:.1f} s game"
+
+
+@pytest.mark.timing  # asserts on the referee's CPU time (with a wide margin: the cap is 0.5 s)
+def test_what_a_bot_sends_before_its_hello_costs_the_referee_a_bounded_cpu(tmp_path, no_leaks):
+    # no decision's clock runs yet, so nothing would charge the referee's reading to the bot: a cap does
+    from arena.referee.host import START_READ_CPU_S, BotHost
+    from arena.settings import BotSpec
+
+    with BotHost(TimeControl(start_ms=15_000, decision_ms=1000), tmp_path / "logs") as host:
+        peer = host.add(BotSpec(name="junk", command=hostile("junk_hello")))
+        cpu, wall = time.thread_time(), time.monotonic()
+        assert not host.start(peer)
+        cpu, wall = time.thread_time() - cpu, time.monotonic() - wall
+    assert peer.problem is not None and peer.problem[0] == "malformed" and "before its hello" in peer.problem[1], \
+        peer.problem
+    assert cpu < START_READ_CPU_S + 1.0 and wall < 14, (cpu, wall)  # refused long before its start clock
