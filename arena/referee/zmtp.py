@@ -85,9 +85,14 @@ class Zmtp:
     frame's header plus one body of ``limit`` bytes plus the last chunk fed.
     """
 
-    def __init__(self, limit: int = MAX_MESSAGE_BYTES, command_limit: int = COMMAND_CAP_BYTES) -> None:
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES, command_limit: int = COMMAND_CAP_BYTES,
+                 token: bytes | None = None, stranger_limit: int = MAX_MESSAGE_BYTES) -> None:
         self.limit = limit
         self.command_limit = command_limit
+        # With a token: a peer whose READY names another routing id gets ``stranger_limit`` from then on,
+        # decided here, before a byte after its READY is read (its messages are only answered and dropped).
+        self.token = token
+        self.stranger_limit = stranger_limit
         self.buf = bytearray()
         self.greeted = False  # the peer's 64-byte greeting was read
         self.ready = False  # its READY was read
@@ -222,6 +227,8 @@ class Zmtp:
             if props.get(b"socket-type") not in PEER_TYPES:
                 raise ProtocolError(f"socket type {props.get(b'socket-type')!r} cannot talk to a ROUTER")
             self.identity = props.get(b"identity", b"")
+            if self.token is not None and self.identity != self.token:
+                self.limit = min(self.limit, self.stranger_limit)
             self.ready = True
             events.append(("ready", self.identity))
         elif name == b"PING":
@@ -248,10 +255,10 @@ class Conn:
 
     __slots__ = ("fd", "out", "ping_at", "pings", "sock", "strays", "zmtp")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, token: bytes) -> None:
         self.sock = sock
         self.fd = sock.fileno()
-        self.zmtp = Zmtp(limit=STRANGER_BYTES, command_limit=HANDSHAKE_BYTES)  # raised once it is the bot's
+        self.zmtp = Zmtp(command_limit=HANDSHAKE_BYTES, token=token, stranger_limit=STRANGER_BYTES)
         self.out = bytearray()
         self.strays = 0  # messages heard while it is not the bot's
         self.pings = float(PINGS_PER_S)  # a token bucket
@@ -317,7 +324,7 @@ class Router:
             sock.setblocking(False)
             if sock.family != socket.AF_UNIX:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            c = Conn(sock)
+            c = Conn(sock, self.token)
             self.conns[c.fd] = c
             self.watch(c, False)
             self.queue(c, GREETING + READY)
@@ -413,7 +420,6 @@ class Router:
             self.drop(c)
             return
         self.bot = c
-        c.zmtp.limit = MAX_MESSAGE_BYTES
 
     def _stranger(self, c: Conn) -> None:
         if not self.stranger_seen:

@@ -200,3 +200,12 @@ def test_an_endpoint_of_another_transport_is_refused():
 
     with pytest.raises(ValueError):
         _listen("inproc://x")
+
+
+def test_the_tokens_peer_may_send_a_long_message_in_the_read_that_brings_its_ready_and_a_stranger_may_not():
+    # the limit is decided at READY, inside the codec: a message in the same read is judged by it
+    big = frame(b"[" * 100_000 + b"]" * 100_000)
+    mine = Zmtp(token=TOKEN, stranger_limit=4096)
+    assert mine.feed(hello() + big) == [("ready", TOKEN), ("message", b"[" * 100_000 + b"]" * 100_000)]
+    other = Zmtp(token=TOKEN, stranger_limit=4096)
+    assert other.feed(hello(identity=b"someone") + big) == [("ready", b"someone"), ("oversized", 200_000)]
