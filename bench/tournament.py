@@ -43,13 +43,15 @@ GAMES_PER_SET = math.comb(len(BOTS), SEATS) * 2  # every table, both seatings
 
 
 def tournament_toml(deal_sets: int, concurrency: int, zmq: bool = False) -> str:
-    """``zmq``: the same bots' modules as user commands, so they speak ZeroMQ through a gate
-    (a bundled bot speaks stdio: ``BotSpec.speaks``), run from a copy of the package in the
-    tournament's folder (a bot's folder lies inside it)."""
+    """``zmq``: the same bots' modules as user commands, so they speak ZeroMQ (a bundled bot speaks
+    stdio: ``BotSpec.speaks``), run from a copy of the package in the tournament's folder (a bot's
+    folder lies inside it)."""
+    from arena.settings import BUNDLED_BOT_MODULES
+
     def entry(name: str, bot: str) -> str:
         if not zmq:
             return f'\n[[bots]]\nname = "{name}"\ncommand = "{bot}"\n'
-        return (f'\n[[bots]]\nname = "{name}"\ncommand = "{sys.executable} -m sample_bots.{bot}"\n'
+        return (f'\n[[bots]]\nname = "{name}"\ncommand = "{sys.executable} -m {BUNDLED_BOT_MODULES[bot]}"\n'
                 f'cwd = "{ZMQ_FOLDER}"\n')
     bots = "".join(entry(n, c) for n, c in BOTS)
     return f"""\
