@@ -49,7 +49,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import stdtr, stdtrit  # Student's t cdf and quantile (scipy.stats costs 0.8 s more to import)
 
 from arena.tournament.journal import JournalEntry
 
@@ -266,6 +265,8 @@ class RatingFit:
         var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
         if var <= 1e-12:
             return None
+        from scipy.special import stdtr  # imported when needed: ~0.3 s of CPU that a one-deal-set run never needs
+
         return float(stdtr(max(1, min(self.df[i], self.df[j])), (ru.rating - rl.rating) / math.sqrt(var)))
 
 
@@ -324,6 +325,8 @@ def rating_fit(entries: Iterable[JournalEntry], bots: Sequence[str] | None = Non
             theta[i] = x
             value[i] = ELO_MEAN + ELO_SCALE * x
     out: dict[str, Rating] = {}
+    if any(d >= 1 for d in df):
+        from scipy.special import stdtrit  # Student's t quantile; imported when an interval needs it (~0.3 s)
     for i, bot in enumerate(names):
         games, sets = int(cmp.games[i]), int(cmp.bot_sets[i])
         v = float(value[i]) if not math.isnan(value[i]) else ELO_MEAN
