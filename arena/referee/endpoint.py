@@ -43,7 +43,13 @@ from protocol.messages import MAX_MESSAGE_BYTES
 MAX_CONNECTIONS = 8  # a bot needs one (two while its library reconnects); more are closed at once
 MAX_ACCEPTS = 64  # connections over the endpoint's life (its bot's session): then connect is refused
 OUTBOX_CAP_BYTES = 8 * MAX_MESSAGE_BYTES  # as a pipe channel's: a bot that stops reading is disconnected
-LAST_WORDS_CHUNKS = 16  # what is read of each connection once the compartment ended
+# What the referee reads for one request (or a start): frames and commands of any connection.  A reply
+# is one frame; a heartbeat, a few stale replies (game.MAX_JUNK) stay far below.  Past it the endpoint
+# says "flood" and reads nothing more until its next request: the referee's work on a bot's bytes is
+# bounded per request, whatever the clock, since no compartment pays for it.
+UNITS_PER_REQUEST = 1024
+LAST_WORDS_BYTES = MAX_MESSAGE_BYTES + (1 << 16)  # read of the bot's connection once its compartment ended
+LAST_WORDS_ITEMS = 16
 IN = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
@@ -76,6 +82,7 @@ class Endpoint(Router):
         self._items: deque[Item] = deque()
         self._pidfd = -1
         self._process: subprocess.Popen[bytes] | None = None
+        self._flooded = False  # "flood" was said for this request
         self.eof = False
         self.write_closed = False
 
@@ -124,6 +131,13 @@ class Endpoint(Router):
                 if ev & select.POLLOUT:
                     self.write(c)
                 if ev & IN and c.fd in self.conns:
+                    if self.units > UNITS_PER_REQUEST:
+                        if not self._flooded:
+                            self._flooded = True
+                            self.on_notice("flood", str(self.units))
+                        if not ended:
+                            time.sleep(min(timeout_s, 0.05))  # the rest waits unread; poll would say so at once
+                        break
                     self.read(c)
         if ended or (self._pidfd < 0 and self._process is not None and self._process.poll() is not None):
             self._last_words()
@@ -135,12 +149,13 @@ class Endpoint(Router):
         return bool(self._items)
 
     def _last_words(self) -> None:
-        """The compartment ended: what its connections hold (the bot's last messages) is read, boundedly."""
-        for c in list(self.conns.values()):
-            for _ in range(LAST_WORDS_CHUNKS):
-                if c.fd not in self.conns or not _readable(c.fd):
-                    break
-                self.read(c)
+        """The compartment ended: what the bot's connection holds (its last reply) is read, up to one
+        message's bytes, while fewer than ``LAST_WORDS_ITEMS`` messages wait and the request's allowance
+        lasts; another connection's is not read at all."""
+        c, read = self.bot, 0
+        while c is not None and c.fd in self.conns and read < LAST_WORDS_BYTES and len(self._items) < LAST_WORDS_ITEMS \
+                and self.units <= UNITS_PER_REQUEST and _readable(c.fd):
+            read += self.read(c)
 
     # -- writing -----------------------------------------------------------------------
     def send(self, data: bytes) -> bool:
@@ -152,8 +167,9 @@ class Endpoint(Router):
         queued).  With no connection under the bot's token they are lost, as over any ROUTER."""
         if self.write_closed:
             return False
+        self.units, self._flooded = 0, False  # a new request: the reading allowance starts again
         if self.bot is None:
-            return True
+            return self.listening  # lost, as over a ROUTER, while the bot may still connect; else disconnected
         payload = b"".join([frame(d) for d in batch]) if len(batch) > 1 else frame(batch[0])
         return self.queue(self.bot, payload)
 

@@ -32,6 +32,7 @@ from arena.failures import Kind
 from arena.failures import row as failure_row
 from arena.referee import wire
 from arena.referee.channel import Closed, Notice, Oversized
+from arena.referee.endpoint import UNITS_PER_REQUEST
 from arena.referee.entries import Failure, Line, Timed, encode_line
 from arena.referee.host import BotHost, Peer
 from arena.referee.launch import log_tail
@@ -426,6 +427,10 @@ class Referee:
             if st.peer.process is not None:
                 st.peer.process.wait_exit(1.0)
             return self._overflowed(st, notice.arg, "", seq)
+        if notice.word == "flood":  # the endpoint reads no more for this request (endpoint.UNITS_PER_REQUEST)
+            return self._fail(st, "malformed", f"{notice.arg} ZeroMQ frames and commands while seq {seq} is asked, "
+                                               f"more than {UNITS_PER_REQUEST}: send one message per reply and "
+                                               "nothing else", seq=seq)
         if notice.word == "dropped":
             self._stale(st, None, f"{notice.arg} messages were dropped unread: sent while no request was open")
         return None

@@ -187,6 +187,10 @@ class BotHost:
                 peer.problem = self._exit_problem(peer)
                 return self._give_up(peer)
             if isinstance(item, Notice):
+                if item.word == "flood":  # the endpoint stopped reading: no hello can come now
+                    peer.problem = ("malformed", f"sent {item.arg} ZeroMQ frames and commands before its hello: send "
+                                                 "hello first, and nothing else until welcome")
+                    return self._give_up(peer)
                 connected = connected or item.word in ("connected", "stranger")
                 continue
             if isinstance(item, Oversized):

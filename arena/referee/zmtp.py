@@ -107,6 +107,7 @@ class Zmtp:
         self.parts: list[bytes] = []
         self.due = 0
         self.due_more = False
+        self.units = 0  # frames and commands read so far: what reading this peer has cost, counted
 
     def feed(self, data: bytes) -> list[Event]:
         events: list[Event] = []
@@ -189,6 +190,7 @@ class Zmtp:
 
     def _end(self, body: bytes | None, more: bool, events: list[Event]) -> None:
         """A frame has ended (``body`` None: it was skipped)."""
+        self.units += 1
         self.frames += 1
         if body is not None:
             self.total += len(body)
@@ -216,6 +218,7 @@ class Zmtp:
             raise ProtocolError("a security mechanism other than NULL")
 
     def _command(self, body: bytes, events: list[Event]) -> None:
+        self.units += 1
         n = body[0] if body else 0
         name, data = body[1:1 + n], body[1 + n:]
         if len(name) < n or not n:
@@ -245,24 +248,20 @@ STRANGER_BYTES = 4096  # a message on a connection that is not the bot's is answ
 HANDSHAKE_BYTES = 4096  # a READY with metadata is a few hundred bytes
 
 
-STRANGER_MESSAGES = 64  # a connection not under the token is closed after this many messages
-PINGS_PER_S = 10  # libzmq's heartbeats come at most every 100 ms; a connection that PINGs faster is closed
+STRANGER_UNITS = 256  # a connection not under the token is closed once it sent this many frames and commands
+STRANGER_READ_BYTES = 4096  # what one read takes from such a connection (the bot's own: READ_BYTES)
 
 
 class Conn:
-    """One connection: its socket, its codec, the bytes waiting to be written to it, and what it used of
-    the allowances of a connection that is not the bot's (messages) and of any connection (PINGs)."""
+    """One connection: its socket, its codec, the bytes waiting to be written to it."""
 
-    __slots__ = ("fd", "out", "ping_at", "pings", "sock", "strays", "zmtp")
+    __slots__ = ("fd", "out", "sock", "zmtp")
 
     def __init__(self, sock: socket.socket, token: bytes) -> None:
         self.sock = sock
         self.fd = sock.fileno()
         self.zmtp = Zmtp(command_limit=HANDSHAKE_BYTES, token=token, stranger_limit=STRANGER_BYTES)
         self.out = bytearray()
-        self.strays = 0  # messages heard while it is not the bot's
-        self.pings = float(PINGS_PER_S)  # a token bucket
-        self.ping_at = time.monotonic()
 
 
 class Router:
@@ -282,6 +281,8 @@ class Router:
         self.max_connections = max_connections
         self.send_cap = send_cap
         self.accepts_left = max_accepts  # None: no end (a remote seat's gate: strangers must not lock the bot out)
+        self.listening = True
+        self.units = 0  # frames and commands read from every connection since the owner last set it to 0
         self.conns: dict[int, Conn] = {}
         self.bot: Conn | None = None  # the connection under the token
         self.announced = False  # "connected" was said
@@ -317,6 +318,7 @@ class Router:
             if self.accepts_left is not None:
                 self.accepts_left -= 1
                 if self.accepts_left <= 0:  # a reconnect storm ends here: connect is refused from now on
+                    self.listening = False
                     self.stop_listening()
             if len(self.conns) >= self.max_connections:
                 sock.close()
@@ -369,46 +371,42 @@ class Router:
         if not c.out:
             self.watch(c, False)
 
-    def read(self, c: Conn) -> None:
-        """One read of ``c``: what it holds goes through the codec to ``on_message`` and ``on_notice``."""
+    def read(self, c: Conn) -> int:
+        """One read of ``c`` (of ``STRANGER_READ_BYTES`` while it is not the bot's): what it holds goes
+        through the codec to ``on_message`` and ``on_notice``; the bytes read (0: none, or it closed)."""
         try:
-            data = c.sock.recv(READ_BYTES)
+            data = c.sock.recv(READ_BYTES if c is self.bot else STRANGER_READ_BYTES)
         except (BlockingIOError, InterruptedError):
-            return
+            return 0
         except OSError:
             data = b""
         if not data:
             self.drop(c)
-            return
+            return 0
+        before = c.zmtp.units
         try:
             events = c.zmtp.feed(data)
         except ProtocolError:
             self.drop(c)
-            return
+            return len(data)
+        self.units += c.zmtp.units - before
         for kind, arg in events:
             if kind == "ready":
                 self._ready(c, arg)
             elif kind == "ping":
                 assert isinstance(arg, bytes)
-                now = time.monotonic()
-                c.pings = min(PINGS_PER_S, c.pings + (now - c.ping_at) * PINGS_PER_S) - 1
-                c.ping_at = now
-                if c.pings < -PINGS_PER_S:  # a PING flood, not a heartbeat: its reading is not ours to pay
-                    self.drop(c)
-                    return
                 if not c.out:  # a peer that does not read its PONGs gets no more: nothing piles up for it
                     self.queue(c, command(b"PONG", arg))
             elif c is not self.bot:
-                c.strays += 1
-                if c.strays > STRANGER_MESSAGES:  # answered and noted enough: its flood is not ours to read
-                    self.drop(c)
-                    return
                 self._stranger(c)
             elif kind == "message":
                 assert isinstance(arg, bytes)
                 self.on_message(arg)
             else:  # multipart, oversized
                 self.on_notice(kind, str(arg))
+        if c is not self.bot and c.zmtp.units > STRANGER_UNITS and c.fd in self.conns:
+            self.drop(c)  # answered and noted enough: what it sends next is not ours to read
+        return len(data)
 
     def _ready(self, c: Conn, identity: object) -> None:
         if not self.announced:

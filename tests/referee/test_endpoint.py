@@ -131,15 +131,19 @@ def test_a_never_ending_multipart_is_oversized_and_nothing_of_it_is_held(ep):
     for _ in range(256):  # 16 MiB, read by the referee as the peer writes
         push(raw, ep, piece, seen)
     push(raw, ep, b"\x00\x00" + frame(b"ok"), seen)  # the bomb's last frame, then a message
-    while len(seen) < 2:
-        seen.append(next_item(ep))
-    assert seen == [Notice("oversized", str(MAX_MESSAGE_BYTES - MAX_MESSAGE_BYTES % 255 + 255)), Line(b"ok")], seen[:3]
+    while Line(b"ok") not in seen:
+        seen.append(item := next_item(ep))
+        if isinstance(item, Notice) and item.word == "flood":  # frames by the thousand: a request's allowance
+            ep.send(b"the next request")
+    bomb = [i for i in seen if not (isinstance(i, Notice) and i.word == "flood")]
+    assert bomb == [Notice("oversized", str(MAX_MESSAGE_BYTES - MAX_MESSAGE_BYTES % 255 + 255)), Line(b"ok")], bomb[:3]
     assert _max_rss_mib() - peak < 4, "the endpoint held the bomb"
     raw.close()
 
 
 def push(raw: socket.socket, ep: Endpoint, data: bytes, seen: list[Item]) -> None:
-    """Write all of ``data`` on a non-blocking socket while the referee reads what it can."""
+    """Write all of ``data`` on a non-blocking socket while the referee reads what it can (a request
+    after each "flood", which stops the reading until the next one)."""
     left = memoryview(data)
     while left:
         try:
@@ -147,6 +151,8 @@ def push(raw: socket.socket, ep: Endpoint, data: bytes, seen: list[Item]) -> Non
         except BlockingIOError:
             if (item := ep.next_item(0.01)) is not None:
                 seen.append(item)
+                if item == Notice("flood", item.arg if isinstance(item, Notice) else ""):
+                    ep.send(b"the next request")
 
 
 def test_a_stranger_holds_at_most_a_small_message_and_extra_connections_are_closed(ep):
@@ -251,27 +257,95 @@ def test_pings_and_stranger_messages_that_are_never_read_queue_nothing(ep):
         raw.close()
 
 
-def test_floods_a_bot_could_make_the_referee_read_close_the_connection_that_sends_them(ep):
-    # PINGs faster than any heartbeat, or a stranger's messages past its allowance: the connection is closed,
-    # so what it sends next is never read (in the referee's CPU, where no compartment pays for it)
-    from arena.referee.zmtp import PINGS_PER_S, STRANGER_MESSAGES
+def test_a_request_reads_a_bounded_number_of_frames_and_commands_then_says_flood(ep):
+    # commands a ROUTER ignores and frames of a message that never ends make no message to count as junk:
+    # the endpoint counts what it parses, and past the allowance it reads nothing more until the next request
+    from arena.referee.endpoint import UNITS_PER_REQUEST
 
-    pinger, stranger = _raw_peer(ep.path), _raw_peer(ep.path, ident="nobody")
-    pinger.sendall(command(b"PING", b"\x00\x00") * (3 * PINGS_PER_S))
-    stranger.sendall(frame(b"x") * (STRANGER_MESSAGES + 5))
+    bot = _raw_peer(ep.path)
+    assert next_item(ep) == Notice("connected", "")
+    bot.setblocking(False)
+    push(bot, ep, b"\x04\x02\x01X" * (40 * UNITS_PER_REQUEST), [])  # 160 KiB: more than one read
+    bot.setblocking(True)
+    bot.sendall(frame(b"reply"))
+    seen = [next_item(ep)]
+    assert seen[0].word == "flood" and int(seen[0].arg) > UNITS_PER_REQUEST, seen
+    assert ep.next_item(0.05) is None  # nothing more is read for this request
+    assert ep.send(b"a new request")  # the allowance starts again: the rest of the flood, then the reply
+    while (item := next_item(ep)) != Line(b"reply"):
+        assert isinstance(item, Notice) and item.word == "flood", item
+        assert ep.send(b"another request")
+    bot.close()
+
+
+def test_a_stranger_is_closed_once_it_sent_its_allowance_of_frames(ep):
+    from arena.referee.zmtp import STRANGER_UNITS
+
+    stranger = _raw_peer(ep.path, ident="nobody")
+    stranger.sendall(b"\x01\x00" * (STRANGER_UNITS + 50))  # empty frames of a message that never ends
     for _ in range(20):
         ep.next_item(0.01)
-    for raw in (pinger, stranger):
-        raw.settimeout(2)
-        got = b""
+    stranger.settimeout(2)
+    got = b""
+    try:
+        while chunk := stranger.recv(1 << 16):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    assert got.startswith(GREETING[:1]) and not ep.conns  # greeted, then closed
+    stranger.close()
+
+
+def test_pings_read_in_a_burst_are_answered_not_punished(ep):
+    # a heartbeat's PINGs wait unread while the bot is not asked, then come in one read: still fine
+    bot = _raw_peer(ep.path)
+    assert next_item(ep) == Notice("connected", "")
+    bot.sendall(command(b"PING", b"\x00\x00") * 50 + frame(b"reply"))
+    assert next_item(ep) == Line(b"reply") and ep.conns
+    bot.close()
+
+
+@pytest.mark.slow
+def test_last_words_are_one_message_s_bytes_of_the_bots_connection_only(tmp_path):
+    from arena.referee.endpoint import LAST_WORDS_ITEMS
+
+    ep = Endpoint(tmp_path / "e.sock", TOKEN)
+    proc = subprocess.Popen(["sleep", "0.2"])
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        ep.watch_end(pidfd, proc)
+        bot, other = _raw_peer(ep.path), _raw_peer(ep.path, ident="other")
+        assert next_item(ep) == Notice("connected", "")
+        bot.setblocking(False)
         try:
-            while chunk := raw.recv(1 << 16):
-                got += chunk
-        except ConnectionResetError:
+            bot.send(frame(b"x") * 100_000)
+        except BlockingIOError:
             pass
-        assert got.startswith(GREETING[:1])  # answered at first, then closed
+        other.sendall(b"\x01\x00" * 1000)
+        proc.wait()
+        items = []
+        while (item := next_item(ep)) != Closed():
+            items.append(item)
+        lines = [i for i in items if i == Line(b"x")]
+        assert 0 < len(lines) <= LAST_WORDS_ITEMS + 64 * 1024 // 3, len(lines)  # one read's messages at most
+        assert len(items) - len(lines) <= 1 and all(i == Line(b"x") or i.word == "flood" for i in items)
+    finally:
+        ep.close()
+        os.close(pidfd)
+        proc.wait()
+
+
+def test_a_bot_that_locked_itself_out_is_disconnected_not_waited_for(ep):
+    from arena.referee.endpoint import MAX_ACCEPTS
+
+    for _ in range(MAX_ACCEPTS):
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.connect(ep.path)
+        ep.next_item(0.01)
         raw.close()
-    assert not ep.conns
+        ep.next_item(0.01)
+    assert not ep.listening and ep.bot is None
+    assert not ep.send(b"a request")  # nowhere to go, and no connection can come: disconnected
 
 
 def test_a_reconnect_storm_ends_with_the_endpoint_refusing_connections(ep):

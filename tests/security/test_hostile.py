@@ -191,3 +191,21 @@ def test_what_a_bot_sends_before_its_hello_costs_the_referee_a_bounded_cpu(tmp_p
     assert peer.problem is not None and peer.problem[0] == "malformed" and "before its hello" in peer.problem[1], \
         peer.problem
     assert cpu < START_READ_CPU_S + 1.0 and wall < 14, (cpu, wall)  # refused long before its start clock
+
+
+ZMTP_RAW = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'zmtp_raw.py'}"
+
+
+@pytest.mark.parametrize("mode, reason", [("commands", "frames and commands while seq"),
+                                          ("more", "frames and commands while seq"),
+                                          ("lastwords", "not a UTF-8 JSON object")])
+def test_what_no_zeromq_library_sends_is_bounded_too(mode, reason, tmp_path):
+    # ZMTP by hand (no sandbox: the bot parses the referee's frames with the arena's codec): commands a ROUTER
+    # ignores before every reply, strangers' never-ending messages, 200,000 last words before an exit
+    with PeakRss() as rss:
+        result, _ = run_game("basic", [f"{ZMTP_RAW} {mode}", "greedy"], tmp_path, seed=47, sandbox=False,
+                             time_control=TimeControl(start_ms=10000, decision_ms=1000, grace_ms=50))
+    mine = [f for f in result.failure_log if f.seat == 0]  # a stranger is the bot's own connection: charged to it
+    assert mine and any(reason in f.reason for f in mine), mine
+    honest_clean(result, [1])
+    assert rss.growth_mib < 16, f"the referee grew by {rss.growth_mib:.0f} MiB"
