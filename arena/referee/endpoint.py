@@ -105,7 +105,14 @@ class Endpoint(Router):
             self._items.append(Line(data))
 
     def on_notice(self, word: str, arg: str = "") -> None:
+        if word == "flood":
+            if self._flooded:
+                return
+            self._flooded = True
         self._items.append(Notice(word, arg))
+
+    def allowance(self) -> float:
+        return UNITS_PER_REQUEST - self.units
 
     def watch_end(self, pidfd: int, process: subprocess.Popen[bytes]) -> None:
         """The compartment whose end closes this endpoint: its pidfd (-1 where the kernel has none:
@@ -132,9 +139,7 @@ class Endpoint(Router):
                     self.write(c)
                 if ev & IN and c.fd in self.conns:
                     if self.units > UNITS_PER_REQUEST:
-                        if not self._flooded:
-                            self._flooded = True
-                            self.on_notice("flood", str(self.units))
+                        self.on_notice("flood", str(self.units))
                         if not ended:
                             time.sleep(min(timeout_s, 0.05))  # the rest waits unread; poll would say so at once
                         break

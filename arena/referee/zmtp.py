@@ -81,7 +81,8 @@ class Zmtp:
     Events: ``("ready", identity)`` once the handshake is done; ``("message", body)`` for a
     single-frame message; ``("multipart", frames)`` for a multipart one (its bodies dropped);
     ``("oversized", bytes)`` as soon as a message is known to be over ``limit`` (its rest is
-    skipped); ``("ping", context)`` (answer with ``pong``).  What is buffered is at most one
+    skipped); ``("ping", context)`` (answer with ``pong``); ``("flood", units)`` for a message that
+    ends past ``flood_at`` frames and commands.  What is buffered is at most one
     frame's header plus one body of ``limit`` bytes plus the last chunk fed.
     """
 
@@ -108,6 +109,9 @@ class Zmtp:
         self.due = 0
         self.due_more = False
         self.units = 0  # frames and commands read so far: what reading this peer has cost, counted
+        # A message that ends after this many units is reported ``("flood", units)`` instead: where it
+        # stands in the stream decides, not how the bytes happened to be split into reads.
+        self.flood_at: float = float("inf")
 
     def feed(self, data: bytes) -> list[Event]:
         events: list[Event] = []
@@ -199,6 +203,8 @@ class Zmtp:
         if not self.over:
             if self.frames > 1:
                 events.append(("multipart", self.frames))
+            elif self.units > self.flood_at:
+                events.append(("flood", self.units))
             else:
                 assert body is not None
                 events.append(("message", body))
@@ -297,6 +303,10 @@ class Router:
     def on_notice(self, word: str, arg: str = "") -> None:
         raise NotImplementedError
 
+    def allowance(self) -> float:
+        """Frames and commands the owner still reads before a message is a flood (none by default)."""
+        return float("inf")
+
     def watch(self, c: Conn, write: bool) -> None:
         """Poll ``c`` for reading, and for writing too while ``write`` (bytes wait for it)."""
         raise NotImplementedError
@@ -384,6 +394,7 @@ class Router:
             self.drop(c)
             return 0
         before = c.zmtp.units
+        c.zmtp.flood_at = before + self.allowance()
         try:
             events = c.zmtp.feed(data)
         except ProtocolError:
@@ -402,6 +413,9 @@ class Router:
             elif kind == "message":
                 assert isinstance(arg, bytes)
                 self.on_message(arg)
+            elif kind == "flood":  # counted as the owner counts: this read's units since it last set 0
+                assert isinstance(arg, int)
+                self.on_notice(kind, str(self.units - (c.zmtp.units - arg)))
             else:  # multipart, oversized
                 self.on_notice(kind, str(arg))
         if c is not self.bot and c.zmtp.units > STRANGER_UNITS and c.fd in self.conns:
