@@ -57,7 +57,8 @@ def make_ladder(tmp_path: Path, check: bool = False, edits: dict[str, str] | Non
     for old, new in (edits or {}).items():
         assert old in text, old
         text = text.replace(old, new)
-    (root / layout.LADDER_FILE).write_text(text)
+    # the ladder bot never melds: to 100 points a game is ~4,000 decisions; to 10, two deals (~400)
+    (root / layout.LADDER_FILE).write_text(text + "\n[rules]\ntarget = 10\n")
     return root
 
 
