@@ -45,7 +45,7 @@ if os.environ["ARENA_SESSION"] != launch.SESSION:
     raise RuntimeError("arena.referee.launch was imported before tests/conftest.py set this process's marker")
 
 
-# The parallel tier (pytest -n 3 --dist loadgroup) hands tests to its workers a few at a time in
+# The parallel tier (pytest -n 4 --dist loadgroup) hands tests to its workers a few at a time in
 # collection order, so the tier ends when its last long test does: the longest start first (these, in
 # this order, then the other slow tests), and the fast tests fill in the end.
 LONGEST_FIRST = (
