@@ -233,6 +233,7 @@ def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_t
     from arena.referee.game import MAX_JUNK
 
     tc = TimeControl(start_ms=10000, decision_ms=1000, grace_ms=50, clock="cpu")
+    decode_ms = _decode_ms()
     spent = time.process_time()
     honest = play(tmp_path / "honest", ["greedy", "greedy"], seed=46, tc=tc)
     per_decision_ms = (time.process_time() - spent) * 1000 / honest.decisions
@@ -244,8 +245,10 @@ def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_t
     # entries cannot count them, since a seat records at most 50 of them per game
     requests = len(result.latencies_ms[1]) - 1
     ours_ms = (spent_ms - per_decision_ms * result.decisions) / max(1, requests)
-    # Each message is read from the pipe (64 KiB at a time) and decoded: four decodes' worth is ample.
-    bound_ms = 4 * (MAX_JUNK + 2) * _decode_ms() + 2
+    # Each message the referee considers is read (64 KiB at a time) and decoded: about 2.3 decodes' worth on
+    # a quiet machine, measured before and after (a CPU second buys less on a loaded machine). Reading
+    # every message of the burst would be 41 of them a request: nearly twice what the bound allows.
+    bound_ms = 5 * (MAX_JUNK + 2) * max(decode_ms, _decode_ms()) + 2
     print(f"honest: {per_decision_ms:.2f} ms of referee CPU per decision; flooder: {ours_ms:.1f} ms per request "
           f"({requests} requests), bound {bound_ms:.1f} ms")
     assert requests > 10
