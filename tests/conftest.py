@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
+
+# pytest rewrites each test module's asserts and caches the result in __pycache__ unless bytecode writing is
+# off, as PYTHONDONTWRITEBYTECODE makes it here: then every worker of every run rewrote all ~200 modules
+# again (~6 s of CPU each). The modules below are imported after this line, so their rewrites are cached.
+sys.dont_write_bytecode = False
 
 # Every pytest process (each pytest-xdist worker too) marks the processes it starts with a marker of its
 # own, set before arena.referee.launch reads it: ``no_leaks`` and the referee's exit sweep then see only
