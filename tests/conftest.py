@@ -11,11 +11,6 @@ import os
 import secrets
 import sys
 
-# pytest rewrites each test module's asserts and caches the result in __pycache__ unless bytecode writing is
-# off, as PYTHONDONTWRITEBYTECODE makes it here: then every worker of every run rewrote all ~200 modules
-# again (~6 s of CPU each). The modules below are imported after this line, so their rewrites are cached.
-sys.dont_write_bytecode = False
-
 # Every pytest process (each pytest-xdist worker too) marks the processes it starts with a marker of its
 # own, set before arena.referee.launch reads it: ``no_leaks`` and the referee's exit sweep then see only
 # this worker's processes, never a sibling worker's (which would fail its test, or kill its bots).
@@ -41,6 +36,11 @@ from tests.helpers import (  # noqa: F401  (re-exported: test modules import the
     run_game,
 )
 from tests.tier_guard import pytest_runtest_call, pytest_runtest_makereport, pytest_runtest_setup  # noqa: F401
+
+# pytest rewrites each test module's asserts and caches the result in __pycache__ unless bytecode writing is
+# off, as PYTHONDONTWRITEBYTECODE makes it here: then every worker of every run rewrote all ~200 test modules
+# again (~5 s of CPU each). The test modules are imported after this conftest, so their rewrites are cached.
+sys.dont_write_bytecode = False
 
 # A suite started in the background by a shell without job control inherits SIGINT ignored, and so
 # would every arena command it starts (Python keeps an ignored SIGINT): the tests that stop one with
