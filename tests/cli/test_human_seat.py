@@ -113,6 +113,7 @@ class Pane:
 
 
 PROMPT = r"^(Draw:|Play:).*\n> ?$"  # a request on screen, nothing typed yet
+REDRAWN = r"^(Draw:|Play:)[^\n]*\n> ?$"  # the same, after a message: (?s) lets ".*" reach it
 
 
 def _request(shown: str) -> tuple[str, str]:
@@ -189,9 +190,10 @@ def _typos_then_an_illegal_play(pane: Pane, shown: str) -> str:
     assert "strikes left 3 of 3" in shown, shown
     absent = next(c for c in ("2C", "3D", "4H", "5S", "6C", "7D", "8H") if c not in hand)
     pane.type(f"x {absent}")
-    shown = pane.wait(rf"! {absent} is not in your hand: nothing was sent, no strike used", shown)
+    # each message, then the request drawn again under it (a screen caught mid-redraw ends at the message)
+    shown = pane.wait(rf"(?s)! {absent} is not in your hand: nothing was sent, no strike used.*{REDRAWN}", shown)
     pane.type(f"l {hand[0]} 99")
-    shown = pane.wait(r"! there is no meld \[99\]: .*nothing was sent", shown)
+    shown = pane.wait(rf"(?s)! there is no meld \[99\]: .*nothing was sent.*{REDRAWN}", shown)
     assert "strikes left 3 of 3" in shown, shown
     # Two cards of different ranks and suits and any third: never a set, never a run.
     a = hand[0]
