@@ -413,7 +413,7 @@ class Router:
             elif kind == "message":
                 assert isinstance(arg, bytes)
                 self.on_message(arg)
-            elif kind == "flood":  # counted as the owner counts: this read's units since it last set 0
+            elif kind == "flood":  # where the message ended, in the owner's count: its total less what came after
                 assert isinstance(arg, int)
                 self.on_notice(kind, str(self.units - (c.zmtp.units - arg)))
             else:  # multipart, oversized
