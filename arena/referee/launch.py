@@ -152,7 +152,8 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
 
     A remote seat (``listen`` given) is a gate alone, listening on ``listen`` for the bot to connect
     (a CURVE server with ``curve_secret``, SPEC 12).
-    ``private_dir`` holds the gate's socket when there is no sandbox to hold it; ``data`` is the
+    ``private_dir`` holds the socket of the endpoint the referee holds for a zmq bot (bound into its
+    sandbox), and a gate's when there is no sandbox to hold it; ``data`` is the
     bot's writable folder (made if missing), passed to it as ``ARENA_DATA``.
     """
     if listen is not None:
@@ -177,15 +178,15 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         if not sandbox:
             os.close(_data_folder(data, None, spec, cwd, hide))
     argv, depth, gate = program, 0, gate_program()
-    endpoint: Endpoint | None = None
+    socket_path: Path | None = None  # of the endpoint the referee holds for the bot: listened on just before the start
     if spec.speaks == "stdio":
         if spec.is_bundled():
             argv = [*program, "--stdio"]  # protocol.client's stdio loop
     elif direct_endpoint(spec):  # the referee listens for the bot itself: no gate
         assert private_dir is not None, "a bot's endpoint needs a private folder for its socket"
-        endpoint = Endpoint(private_dir / f"{secrets.token_hex(6)}.sock", token)
+        socket_path = private_dir / f"{secrets.token_hex(6)}.sock"
         env["ARENA_TOKEN"] = token
-        env["ARENA_ENDPOINT"] = SANDBOX_ENDPOINT if sandbox else f"ipc://{endpoint.path}"
+        env["ARENA_ENDPOINT"] = SANDBOX_ENDPOINT if sandbox else f"ipc://{socket_path}"
         argv = [*program, "--endpoint", env["ARENA_ENDPOINT"]]
     else:
         env["ARENA_TOKEN"] = token
@@ -206,24 +207,22 @@ def launch(spec: BotSpec, token: str, log_path: Path, cwd: Path | None = None, *
         if who is not None:
             check_readable(sb.program_folders(program, workdir, files=True))
         data_fd = _data_folder(data, who, spec, cwd, hide) if data is not None else None
-        gated = spec.speaks != "stdio" and endpoint is None
+        gated = spec.speaks != "stdio" and socket_path is None
         try:
             argv = sb.wrap(argv, workdir, hide, expose=[*(gate_files(gate) if gated else []), *([root] if trusted else [])],
                            as_pid_1=gated,  # the gate is PID 1: orphans become its children
                            client_dir=None if trusted else root / "protocol", folders=folders, files=files,
                            tmp_bytes=(spec.limits.memory_mb or 256) << 20, writable=data, writable_fd=data_fd,
-                           identity=who, bot_env=inside,
-                           socket=Path(endpoint.path) if endpoint is not None else None)
+                           identity=who, bot_env=inside, socket=socket_path)
         except BaseException:
             if data_fd is not None:
                 os.close(data_fd)
-            if endpoint is not None:
-                endpoint.close()
             raise
         # bwrap, then its PID 1 (the gate, or bwrap's own init for a stdio bot); as root a first
         # bwrap (root's, building the view) comes before
         depth = 2 if who is None else 3
     try:  # the sandbox binds the data folder from this descriptor (opened without following links)
+        endpoint = Endpoint(socket_path, token) if socket_path is not None else None  # BotProcess closes it if it fails
         return BotProcess(spec, argv, env, log_path, cwd, infra_depth=depth, data=data,
                           pass_fds=() if data_fd is None else (data_fd,),
                           data_volume=data_fd is not None and _is_volume_fd(data_fd, data), endpoint=endpoint)

@@ -117,3 +117,21 @@ def test_a_zeromq_bot_plays_on_the_referees_endpoint_or_through_its_gate(transpo
         assert gated == (transport == "tcp"), argv
         ends = argv[argv.index("--endpoint") + 1] if "--endpoint" in argv else None
         assert (ends == launch.SANDBOX_ENDPOINT) == (transport == "zmq"), argv
+
+
+@pytest.mark.skipif(sandbox.problem() is not None or not identity.needed(),
+                    reason="only a sandbox run as root checks that the bot's own user can read its program")
+def test_a_launch_refused_before_its_start_leaves_no_endpoint_behind(tmp_path, monkeypatch):
+    # the endpoint is listened on just before the compartment starts: a bot refused earlier (here its
+    # program is unreadable by the user it would run as) leaves no socket in the referee's folder
+    monkeypatch.delenv("ARENA_GATE", raising=False)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    bot = tmp_path / "bot"
+    bot.mkdir(mode=0o755)
+    (bot / "b.py").write_text("print('hi')\n")
+    os.chmod(bot / "b.py", 0o600)
+    with pytest.raises(ValueError, match="cannot read"):
+        launch.launch(BotSpec(name="b", command="python3 b.py", cwd=str(bot)), "ab" * 16, tmp_path / "b.log",
+                      cwd=bot, sandbox=True, private_dir=private)
+    assert list(private.iterdir()) == []
