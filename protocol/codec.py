@@ -236,13 +236,20 @@ _REQUEST_PREFIX = _V_FIRST[Request][1]  # how encode() starts a request
 _loose_request_decoder: msgspec.json.Decoder[_LooseRequest] = msgspec.json.Decoder(_LooseRequest)
 
 
-def _fast_request(data: bytes) -> Request | None:
-    """The request in ``data`` if it is one the strict decoder accepts with cards of the set; else None."""
+def _loose(decoder: msgspec.json.Decoder[_T], data: bytes) -> _T | None:
+    """``data`` through a loose decoder, or None when it nests too deep or does not decode."""
     if data.count(91) + data.count(123) > MAX_NESTING and nesting_exceeds(data):  # 91, 123: [ and {
         return None
     try:
-        msg = _loose_request_decoder.decode(data)
+        return decoder.decode(data)
     except (msgspec.DecodeError, RecursionError, MemoryError, ValueError, UnicodeError):
+        return None
+
+
+def _fast_request(data: bytes) -> Request | None:
+    """The request in ``data`` if it is one the strict decoder accepts with cards of the set; else None."""
+    msg = _loose(_loose_request_decoder, data)
+    if msg is None:
         return None
     obs = msg.observation
     if not (CARDS.issuperset(obs.hand) and CARDS.issuperset(obs.discard)
@@ -288,11 +295,8 @@ _PUBLIC_ACTION: dict[type, type] = {_LooseMeld: Meld, _LooseLayoff: Layoff, _Loo
 
 def _fast_reply(data: bytes) -> Hello | Draw | Play | None:
     """The message in ``data`` if the strict decoder accepts it and every card of a play is in the set; else None."""
-    if data.count(91) + data.count(123) > MAX_NESTING and nesting_exceeds(data):  # 91, 123: [ and {
-        return None
-    try:
-        msg = _loose_bot_decoder.decode(data)
-    except (msgspec.DecodeError, RecursionError, MemoryError, ValueError, UnicodeError):
+    msg = _loose(_loose_bot_decoder, data)
+    if msg is None:
         return None
     if type(msg) is not _LoosePlay:
         return msg  # a hello or a draw: decoded by the strict struct itself

@@ -53,8 +53,8 @@ SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # often links into /usr
 REPLACED = (Path("/tmp"), Path("/dev/shm"))  # empty and private in the sandbox
 BOT_SOCKET = "/tmp/arena-bot.sock"  # where a zmq bot finds its endpoint, inside its sandbox
-CLIENT_DIR = "/opt/arena-client"
-SANDBOX_UID = 65534  # the bot's user inside its own user namespace: not root, no capabilities  # the client library's folder inside the sandbox (on PYTHONPATH)
+CLIENT_DIR = "/opt/arena-client"  # the client library's folder inside the sandbox (on PYTHONPATH)
+SANDBOX_UID = 65534  # the bot's user inside its own user namespace: not root, no capabilities
 # What a bot's environment keeps of the referee's: finding programs and the locale.
 KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "PYENV_ROOT", "PYENV_VERSION",
                   "VIRTUAL_ENV", "NODE_PATH", "JAVA_HOME", "GOROOT")
