@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+import zmq
 
 from arena.referee import launch
 from tests.helpers import (  # noqa: F401  (re-exported: test modules import them from here too)
@@ -110,6 +111,14 @@ def collection_rank(item: pytest.Item) -> tuple[int, int]:
         if item.nodeid.startswith(prefix):
             return 0, i
     return 1, 0
+
+
+@pytest.fixture
+def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
+    """A libzmq context for peers a test makes, destroyed without lingering."""
+    c: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    yield c
+    c.destroy(linger=0)
 
 
 @pytest.fixture

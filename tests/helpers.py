@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import zmq
 
 from arena.integrity import make_key
 from arena.referee.game import GameResult, play_one
@@ -340,3 +341,14 @@ def remove_chain(top: Path, name: str = "n") -> None:
                 os.rename(f"{name}.up", name, src_dir_fd=fd, dst_dir_fd=fd)
     finally:
         os.close(fd)
+
+
+def zmq_peer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, ident: str, kind: int = zmq.DEALER,
+             timeout_ms: int = 10000) -> zmq.Socket[bytes]:
+    """A libzmq socket connected to ``endpoint`` under routing id ``ident``, as a bot's would be."""
+    s = ctx.socket(kind)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, timeout_ms)
+    s.setsockopt(zmq.ROUTING_ID, ident.encode())
+    s.connect(endpoint)
+    return s

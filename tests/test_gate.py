@@ -23,6 +23,7 @@ import zmq
 
 from arena.referee import launch
 from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, command, properties
+from tests.helpers import zmq_peer
 
 pytestmark = pytest.mark.slow
 
@@ -95,21 +96,9 @@ def gate(request, tmp_path: Path, no_leaks) -> Iterator[Gate]:
         g.stop()
 
 
-@pytest.fixture
-def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
-    c: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    yield c
-    c.destroy(linger=0)
-
-
 def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, ident: str = TOKEN,
            kind: int = zmq.DEALER) -> zmq.Socket[bytes]:
-    s = ctx.socket(kind)
-    s.setsockopt(zmq.LINGER, 0)
-    s.setsockopt(zmq.RCVTIMEO, 10000)
-    s.setsockopt(zmq.ROUTING_ID, ident.encode())
-    s.connect(endpoint)
-    return s
+    return zmq_peer(ctx, endpoint, ident, kind)
 
 
 def test_a_dealer_talks_both_ways_and_notices_are_the_gates_alone(gate, ctx):

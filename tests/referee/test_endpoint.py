@@ -20,6 +20,7 @@ import zmq
 from arena.referee.channel import Closed, Item, Line, Notice
 from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, Endpoint
 from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, STRANGER_BYTES, command, frame, properties
+from tests.helpers import zmq_peer
 
 TOKEN = "ab" * 16
 
@@ -31,21 +32,9 @@ def ep(tmp_path: Path) -> Iterator[Endpoint]:
     e.close()
 
 
-@pytest.fixture
-def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
-    c: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    yield c
-    c.destroy(linger=0)
-
-
 def dealer(ctx: zmq.Context[zmq.Socket[bytes]], ep: Endpoint, ident: str = TOKEN,
            kind: int = zmq.DEALER) -> zmq.Socket[bytes]:
-    s = ctx.socket(kind)
-    s.setsockopt(zmq.LINGER, 0)
-    s.setsockopt(zmq.RCVTIMEO, 5000)
-    s.setsockopt(zmq.ROUTING_ID, ident.encode())
-    s.connect(f"ipc://{ep.path}")
-    return s
+    return zmq_peer(ctx, f"ipc://{ep.path}", ident, kind, timeout_ms=5000)
 
 
 def next_item(ep: Endpoint, timeout: float = 5.0) -> Item:
