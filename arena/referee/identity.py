@@ -13,11 +13,17 @@ lock when the process ends, however it ends, so a killed referee leaves no ident
 taken.  A ``key`` (a bot's data folder) gives every compartment with that key the same
 identity, here and in other referees (the tournament's workers share a bot's data
 folder); without a key every call gives a new one.
+
+Leases of keys outlive their referees (a data folder keeps its identity until the
+machine restarts), so ``LEASES`` grows with every data folder ever used: an
+allocation reads only the index file of its own key (``key-<sha256>``) and the
+markers of keyless leases (``once-<uid>``), never every lease.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import random
 import secrets
@@ -81,36 +87,52 @@ def _allocate_locked(key: str | None) -> Identity:
     system, running = _system_ids(), _process_uids()
     taken = system | running
     first, last = id_range()
-    leases = {int(p.stem): p for p in LEASES.glob("*.lease") if p.stem.isdigit()}
-    _forget_stale_once(leases)
-    preferred: list[int] = []
-    for uid, path in leases.items():
-        try:
-            if key is not None and path.read_text() == key:
-                preferred.append(uid)  # this key's identity (live in another referee, or left by an earlier one)
-        except OSError:
-            continue
-    for uid in preferred:  # live in another referee (its bot runs as it), or free again
-        if uid not in system and first <= uid <= last and _lease(uid, key, shared_ok=True, free=uid not in running):
-            return Identity(uid, uid)
+    _forget_stale_once()
+    own = _indexed(key) if key is not None else None  # this key's identity (live in another referee, or left)
+    if own is not None and own not in system and first <= own <= last \
+            and _lease(own, key, shared_ok=True, free=own not in running):
+        return Identity(own, own)
     rng = random.Random(secrets.randbits(64))
     for _ in range(10_000):
         uid = rng.randint(first, last)
-        if uid in taken or uid in preferred:
+        if uid in taken or uid == own:
             continue
         if _lease(uid, key, shared_ok=False, free=True):
             return Identity(uid, uid)
     raise OSError(f"no unused uid found in {first}-{last} (set ARENA_UID_RANGE=FIRST-LAST to another range)")
 
 
-def _forget_stale_once(leases: dict[int, Path]) -> None:
+def _lease_path(uid: int) -> Path:
+    return LEASES / f"{uid}.lease"
+
+
+def _index_path(key: str) -> Path:
+    return LEASES / f"key-{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+def _indexed(key: str) -> int | None:
+    """The uid whose lease names ``key``, from the key's index file (None if there is none, or the
+    lease was since taken by another key)."""
+    try:
+        text = _index_path(key).read_text()
+        uid = int(text) if text.isdigit() else None
+        return uid if uid is not None and _lease_path(uid).read_text() == key else None
+    except OSError:
+        return None
+
+
+def _forget_stale_once() -> None:
     """Remove the leases of keyless compartments that ended (no one holds their lock)."""
-    for uid, path in list(leases.items()):
+    for marker in LEASES.glob("once-*"):
+        uid = marker.name.removeprefix("once-")
+        path = _lease_path(int(uid)) if uid.isdigit() else marker
         try:
-            if not path.read_text().startswith("once:"):
+            if path == marker or not path.read_text().startswith("once:"):
+                marker.unlink(missing_ok=True)  # the uid was leased to a key since
                 continue
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
+            marker.unlink(missing_ok=True)
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -119,13 +141,13 @@ def _forget_stale_once(leases: dict[int, Path]) -> None:
         finally:
             os.close(fd)
         path.unlink(missing_ok=True)
-        del leases[uid]
+        marker.unlink(missing_ok=True)
 
 
 def _lease(uid: int, key: str | None, shared_ok: bool, free: bool) -> bool:
     """Hold uid's lease (shared by the compartments of one key): join a live one when ``shared_ok``,
     take a stale one only when ``free`` (no process has the uid); False otherwise."""
-    path = LEASES / f"{uid}.lease"
+    path = _lease_path(uid)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -142,6 +164,10 @@ def _lease(uid: int, key: str | None, shared_ok: bool, free: bool) -> bool:
     os.ftruncate(fd, 0)
     os.write(fd, (key if key is not None else f"once:{secrets.token_hex(8)}").encode())
     fcntl.flock(fd, fcntl.LOCK_SH)  # downgrade: other referees with the same key may share it
+    if key is None:
+        (LEASES / f"once-{uid}").touch(mode=0o600)
+    else:
+        _index_path(key).write_text(str(uid))
     _fds.append(fd)
     return True
 
