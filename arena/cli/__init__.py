@@ -11,6 +11,7 @@ the small ones (variants, meld, simulate, new-bot) stay here.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -208,9 +209,25 @@ from arena.ladder.cli import ladder_app  # noqa: E402 - its commands live with t
 app.add_typer(ladder_app, name="ladder")
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app(prog_name="arena")
+def command_alone(args: list[str]) -> typer.Typer:
+    """The app to run for a command line: when its first word is a command (or the ladder group),
+    an app of that one command, since typer reads the signature of every registered command to
+    build the group (about a third of a start); otherwise the whole app (``--help``, ``--version``,
+    a misspelt command)."""
+    name = args[0] if args else ""
+    commands = [c for c in app.registered_commands
+                if (c.name or typer.main.get_command_name(c.callback.__name__ if c.callback else "")) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return app
+    alone = copy.copy(app)
+    alone.registered_commands, alone.registered_groups = commands, groups
+    return alone
 
 
-if __name__ == "__main__":  # pragma: no cover
-    app(prog_name="arena")
+def main() -> None:  # console entry point (pyproject.toml) and python -m arena
+    command_alone(sys.argv[1:])(prog_name="arena")
+
+
+if __name__ == "__main__":
+    main()
