@@ -19,7 +19,18 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arena.compiled import COMPILED, FORMAT, GROUP, MANIFEST, PURE_ENV, ROOT, SUFFIX, c_compiler, digest, source_of
+from arena.compiled import (
+    COMPILED,
+    FORMAT,
+    GROUP,
+    MANIFEST_NAME,
+    PURE_ENV,
+    SUFFIX,
+    c_compiler,
+    digest,
+    source_of,
+    stamp,
+)
 
 
 def _why_not() -> str | None:
@@ -49,6 +60,7 @@ def _read_by(modules: tuple[str, ...]) -> list[str]:
 # taken before mypyc reads the sources, so an edit made during the build is not recorded as built
 SOURCES = {"compiled": {m: digest(source_of(m)) for m in COMPILED},
            "read": {m: digest(source_of(m)) for m in _read_by(COMPILED)}}
+SOURCES["stamps"] = {m: stamp(source_of(m)) for m in (*SOURCES["compiled"], *SOURCES["read"])}
 
 
 class BuildEngine(build_ext):
@@ -64,7 +76,7 @@ class BuildEngine(build_ext):
             ext.optional = True  # a failed compile leaves the pure-Python package, not a failed install
         super().run()
         out = Path(".") if self.inplace else Path(self.build_lib)
-        manifest = out / MANIFEST.relative_to(ROOT)
+        manifest = out / MANIFEST_NAME
         if self.inplace:  # an extension left from an earlier build of a module no longer compiled
             ours = {str(Path(self.get_ext_filename(ext.name))) for ext in self.extensions}
             for stray in Path("arena").rglob("*" + SUFFIX):
@@ -87,7 +99,7 @@ def extensions() -> list[Extension]:
             return mypycify(["--no-warn-unused-configs", *paths], opt_level="3", group_name=GROUP)
         except (Exception, SystemExit) as e:  # noqa: BLE001 (mypyc exits on a type error; never fail the install)
             why = f"mypyc could not compile it: {e!r}"
-    MANIFEST.unlink(missing_ok=True)  # this tree's earlier build, if any, is not this install's
+    (Path(__file__).resolve().parent / MANIFEST_NAME).unlink(missing_ok=True)  # this tree's earlier build, if any, is not this install's
     print(f"arena: not compiling the engine ({why}); it runs as pure Python", file=sys.stderr)
     return []
 

@@ -85,7 +85,7 @@ def fake_build(root: Path, modules: tuple[str, ...], read: tuple[str, ...] = ())
         if m in modules:
             src.with_name(src.stem + SUFFIX).write_bytes(b"")
     (root / "arena" / (compiled.GROUP.split(".")[-1] + "__mypyc" + SUFFIX)).write_bytes(b"")
-    manifest = root / "arena" / compiled.MANIFEST.name
+    manifest = root / compiled.MANIFEST_NAME
     hashes = {kind: {m: compiled.digest(compiled.source_of(m, root)) for m in names}
               for kind, names in (("compiled", modules), ("read", read))}
     manifest.write_text(json.dumps({"format": compiled.FORMAT, "suffix": SUFFIX, **hashes}))
@@ -131,6 +131,40 @@ def test_a_build_is_refused_when_a_source_changed_a_module_is_missing_or_there_i
     manifest.unlink()
     problem = compiled.build_problem(tmp_path, MODULES)
     assert problem is not None and problem.startswith("no compiled build")
+
+
+def test_a_source_with_the_size_and_time_of_the_build_is_not_read_again(tmp_path: Path, monkeypatch) -> None:
+    manifest = fake_build(tmp_path, MODULES)
+    data = json.loads(manifest.read_text())
+    data["stamps"] = {m: compiled.stamp(compiled.source_of(m, tmp_path)) for m in MODULES}
+    manifest.write_text(json.dumps(data))
+    hashed: list[str] = []
+    real = compiled.digest
+
+    def counted(path: Path | str) -> str:
+        hashed.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(compiled, "digest", counted)
+    assert compiled.build_problem(tmp_path, MODULES) is None and hashed == []
+
+    cards = compiled.source_of("arena.rules.cards", tmp_path)
+    size, ns = data["stamps"]["arena.rules.cards"]
+    os.utime(cards, ns=(ns + 10**9, ns + 10**9))  # touched, not changed: hashed, and still the build's
+    assert compiled.build_problem(tmp_path, MODULES) is None and hashed == [str(cards)]
+    cards.write_text(cards.read_text().replace("NAME", "MANE"))  # same size, a new time: caught by its hash
+    assert cards.stat().st_size == size
+    assert compiled.build_problem(tmp_path, MODULES) == (
+        "arena/rules/cards.py changed since the build (pip install -e . rebuilds it)")
+
+
+@pytest.mark.slow
+def test_a_bundled_bots_start_imports_neither_pathlib_nor_hashlib_to_choose_the_engine() -> None:
+    code = "import sys; import arena; print(sorted({'pathlib', 'hashlib'} & set(sys.modules)), arena.compiled.ENGINE)"
+    done = subprocess.run([sys.executable, "-S", "-P", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {code}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "[]", done.stdout
 
 
 def test_the_engines_values_survive_pickling_as_a_dask_worker_gets_them() -> None:
