@@ -9,7 +9,7 @@ hop and its own CPU on each.
 
 Every isolation property of the gate holds here, because the socket is read exactly as a
 stdio bot's pipe is (``arena.referee.channel``): only when the referee asks for this bot, one
-chunk at a time, through the connections and codec the gate uses too (``zmtp.Router``), which
+chunk at a time, through the connections and codec the gate uses too (``zmtp_router.Router``), which
 read each frame's size from its header before its body.  So what a bot sends costs the referee
 at most one message of
 ``MAX_MESSAGE_BYTES`` on the bot's own connection plus ``STRANGER_BYTES`` on each of at most
@@ -37,7 +37,8 @@ from collections import deque
 from pathlib import Path
 
 from arena.referee.channel import Closed, Item, Line, Notice
-from arena.referee.zmtp import Conn, Router, frame
+from arena.referee.zmtp import frame
+from arena.referee.zmtp_router import Conn, Router
 from protocol.messages import MAX_MESSAGE_BYTES
 
 MAX_CONNECTIONS = 8  # a bot needs one (two while its library reconnects); more are closed at once

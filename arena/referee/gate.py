@@ -52,20 +52,12 @@ import sys
 import time
 
 if __package__:  # imported, as arena.referee.gate
-    from arena.referee.zmtp import (
-        MAX_MESSAGE_BYTES,
-        Conn,
-        Router,
-        frame,
-    )
-else:  # run as a script, in the sandbox with -I -S: zmtp.py lies beside this file (launch.py shows both)
+    from arena.referee.zmtp import MAX_MESSAGE_BYTES, frame
+    from arena.referee.zmtp_router import Conn, Router
+else:  # run as a script, in the sandbox with -I -S: zmtp.py and zmtp_router.py lie beside this file (launch.py shows them)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from zmtp import (  # type: ignore[import-not-found,no-redef]
-        MAX_MESSAGE_BYTES,
-        Conn,
-        Router,
-        frame,
-    )
+    from zmtp import MAX_MESSAGE_BYTES, frame  # type: ignore[import-not-found,no-redef]
+    from zmtp_router import Conn, Router  # type: ignore[import-not-found,no-redef]
     del sys.path[0]
 
 OUT_CAP_BYTES = 4 * MAX_MESSAGE_BYTES  # unread lines held for the referee before dropping

@@ -122,8 +122,8 @@ def gate_program(curve: bool = False) -> str:
 
 
 def gate_files(program: str) -> list[Path]:
-    """What a sandbox shows of the arena for a gate: its file, and the ZMTP gate's codec beside it."""
-    return [Path(program), *([Path(program).with_name("zmtp.py")] if program == GATE else [])]
+    """What a sandbox shows of the arena for a gate: its file, and the ZMTP gate's codec and router beside it."""
+    return [Path(program), *([Path(program).with_name(f) for f in ("zmtp.py", "zmtp_router.py")] if program == GATE else [])]
 
 
 def gate_argv(curve: bool = False, sandbox: bool = False) -> list[str]:

@@ -19,7 +19,8 @@ import zmq
 
 from arena.referee.channel import Closed, Item, Line, Notice
 from arena.referee.endpoint import MAX_CONNECTIONS, OUTBOX_CAP_BYTES, Endpoint
-from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, STRANGER_BYTES, command, frame, properties
+from arena.referee.zmtp import GREETING, MAX_MESSAGE_BYTES, command, frame, properties
+from arena.referee.zmtp_router import STRANGER_BYTES
 from tests.helpers import zmq_peer
 
 TOKEN = "ab" * 16
@@ -292,7 +293,7 @@ def test_a_reply_after_the_allowance_is_a_flood_even_when_one_read_holds_both(ep
 
 
 def test_a_stranger_is_closed_once_it_sent_its_allowance_of_frames(ep):
-    from arena.referee.zmtp import STRANGER_UNITS
+    from arena.referee.zmtp_router import STRANGER_UNITS
 
     stranger = _raw_peer(ep.path, ident="nobody")
     stranger.sendall(b"\x01\x00" * (STRANGER_UNITS + 50))  # empty frames of a message that never ends
