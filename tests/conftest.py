@@ -58,9 +58,9 @@ if os.environ["ARENA_SESSION"] != launch.SESSION:
 LONGEST_FIRST = (
     "tests/tournament/test_league_run.py::test_kill_9",
     "tests/tournament/test_soak.py",
-    "tests/test_ladder_serve.py",
-    "tests/test_ladder_run.py",
-    "tests/test_ladder_cluster.py",
+    "tests/ladder/test_ladder_serve.py",
+    "tests/ladder/test_ladder_run.py",
+    "tests/ladder/test_ladder_cluster.py",
     "tests/cli/test_newbot.py",
     "tests/tournament/test_match.py",
     "tests/tournament/test_league_top_run.py",

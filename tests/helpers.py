@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -352,3 +353,75 @@ def zmq_peer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, ident: str, kin
     s.setsockopt(zmq.ROUTING_ID, ident.encode())
     s.connect(endpoint)
     return s
+
+
+def play_with_limits(tmp_path: Path, commands: list[str], seed: int, tc: TimeControl, limits: dict[int, Limits] | None = None,
+                     data: dict[int, Path] | None = None, sandbox: bool = True) -> GameResult:
+    """One basic game between ``commands``, seat ``i`` under ``limits[i]`` with ``data[i]`` as its data folder."""
+    with BotHost(tc, tmp_path / "logs", sandbox=sandbox) as host:
+        peers = [host.add(BotSpec(name=f"s{i}", command=c, limits=(limits or {}).get(i, Limits())),
+                          data=(data or {}).get(i))
+                 for i, c in enumerate(commands)]
+        for peer in peers:
+            host.start(peer)
+        return play_one(host, peers, resolve("basic", {}), seed, f"test-{seed}", tc, FailurePolicy(),
+                        tmp_path / "record.jsonl")
+
+
+def failures_of(result: GameResult, seat: int) -> list:
+    """The failures a game charged to ``seat``."""
+    return [e for e in result.failure_log if e.seat == seat]
+
+
+REMOTE_FILE = """\
+name = "remote"
+variant = "basic"
+seats = 2
+deal_sets = 2
+concurrency = 2
+records = false
+
+[rules]
+deals = 1
+
+[time]
+decision_ms = 10000
+
+[failures]
+timeout = "forfeit"
+
+[executor]
+listen = "127.0.0.1:{port}"
+remote_wait_s = {wait}
+
+[[bots]]
+name = "alice"
+remote = true
+
+[[bots]]
+name = "greedy"
+command = "greedy"
+
+[[bots]]
+name = "greedy-2"
+command = "greedy"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def remote_tournament(tmp_path: Path, wait: int) -> Path:
+    """A tournament file with one remote seat (alice) listening on a free port, waiting ``wait`` s for it."""
+    f = tmp_path / "t.toml"
+    f.write_text(REMOTE_FILE.format(port=free_port(), wait=wait))
+    return f
+
+
+# Chromium for the page tests, driven by Playwright (its own browser download is never used)
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]

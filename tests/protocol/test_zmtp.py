@@ -1,6 +1,6 @@
 """The ZMTP 3 codec (arena.referee.zmtp.Zmtp) of the endpoint and the gate: framing, the handshake, bounds, and a fuzz.
 
-No process here: bytes in, events out.  The gate process against libzmq peers is tests/test_gate.py.
+No process here: bytes in, events out.  The gate process against libzmq peers is tests/referee/test_gate.py.
 """
 
 from __future__ import annotations

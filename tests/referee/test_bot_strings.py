@@ -78,9 +78,9 @@ def test_a_tournaments_listen_without_a_host_is_loopback(tmp_path):
 
     from arena.tournament.config import load
     from arena.tournament.remote_seats import seats
-    from tests.tournament.test_remote_tournament import tournament
+    from tests.helpers import remote_tournament
 
-    t = load(tournament(tmp_path, 5))
+    t = load(remote_tournament(tmp_path, 5))
     key = os.urandom(32)
     mine = seats(t, key, ":7000")["alice"]
     assert (mine.bind, mine.endpoint) == ("tcp://127.0.0.1:7000", "tcp://127.0.0.1:7000")

@@ -2,7 +2,7 @@
 in this process: what reaches the referee, what a stranger gets, and what a bomb costs (nothing held).
 
 The same endpoint in whole games, sandboxed, against hostile bots: tests/referee/test_adversarial.py,
-tests/security/test_hostile.py and tests/test_gate.py's multipart bomb."""
+tests/security/test_hostile.py and tests/referee/test_gate.py's multipart bomb."""
 
 from __future__ import annotations
 

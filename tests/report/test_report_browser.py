@@ -37,14 +37,11 @@ from arena.rules.presets import PRESETS
 from arena.rules.record import REFEREE_ENTRIES, Header, replay
 from protocol.messages import Action
 from tests.conftest import MISBEHAVE, ROOT, arena_processes
-from tests.helpers import unmarked
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, unmarked
 
 # the first test also runs the module's tournament and starts the browser: over 120 s on a loaded machine
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SMALL = f"""\
 name = "small"
 variant = "basic"
@@ -96,7 +93,7 @@ def browser(tournament: Path) -> Iterator[Any]:
     with unmarked():  # it outlives each test: another module's leak check in this worker must not see it
         p = sync_playwright().start()
     try:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield b
         finally:

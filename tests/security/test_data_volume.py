@@ -72,9 +72,9 @@ def test_the_copy_keeps_holes_hard_links_and_links_as_they_are(tmp_path):
 def play_diarist(tmp_path: Path, data: Path, seed: int) -> str:
     """One game of the diarist (a sandboxed bot keeping a diary in its data folder) against greedy;
     the diarist's log."""
-    from tests.security.test_kernel_limits import play
+    from tests.helpers import play_with_limits
 
-    play(tmp_path / f"run{seed}", [f"{sys.executable} {DIARIST}", "greedy"], seed, TC,
+    play_with_limits(tmp_path / f"run{seed}", [f"{sys.executable} {DIARIST}", "greedy"], seed, TC,
          limits={0: Limits(data_mb=8)}, data={0: data})
     return "".join(p.read_text() for p in (tmp_path / f"run{seed}" / "logs").rglob("s0*.log"))
 
@@ -249,13 +249,13 @@ def test_a_bot_that_makes_more_names_than_its_folder_may_hold_keeps_its_volume_a
     9-minute walk charged to nobody).  A copy stops past NAMES names, so the copy-back is refused at
     once: the folder keeps what it held, the volume stays and the bot's next run mounts it again."""
     from arena.referee import identity
-    from tests.security.test_kernel_limits import failures_of, play
+    from tests.helpers import failures_of, play_with_limits
 
     data = tmp_path / "data0"
     os.close(datafolder.open_folder(tmp_path, ["data0"]))
     (data / "earlier.txt").write_text("earlier")  # as a seat's user left it (the organiser's files are never handed over)
     os.chown(data / "earlier.txt", identity.RANGE[0], identity.RANGE[0])
-    result = play(tmp_path / "run", [hostile("data_names"), "greedy"], seed=71, tc=TC,
+    result = play_with_limits(tmp_path / "run", [hostile("data_names"), "greedy"], seed=71, tc=TC,
                   limits={0: Limits(data_mb=16)}, data={0: data})
     log = "".join(p.read_text() for p in (tmp_path / "run" / "logs").rglob("s0*.log"))
     assert "names 30000" in log, log  # no inode cap stops names

@@ -13,12 +13,9 @@ from pathlib import Path
 import pytest
 
 from arena.referee import cgroups, launch
-from arena.referee.game import play_one
-from arena.referee.host import BotHost
-from arena.rules.options import resolve
-from arena.settings import BotSpec, FailurePolicy, Limits, TimeControl
+from arena.settings import BotSpec, Limits, TimeControl
 from tests.conftest import ROOT, hostile
-from tests.helpers import DATA_BOUND_MB, data_volumes
+from tests.helpers import DATA_BOUND_MB, data_volumes, failures_of, play_with_limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), pytest.mark.usefixtures("no_leaks")]
 
@@ -30,29 +27,13 @@ needs_cgroups = pytest.mark.skipif(bool(cgroups.missing()) and os.geteuid() != 0
                                    reason="needs writable cgroups (run as root)")
 
 
-def play(tmp_path: Path, commands: list[str], seed: int, tc: TimeControl, limits: dict[int, Limits] | None = None,
-         data: dict[int, Path] | None = None, sandbox: bool = True):
-    with BotHost(tc, tmp_path / "logs", sandbox=sandbox) as host:
-        peers = [host.add(BotSpec(name=f"s{i}", command=c, limits=(limits or {}).get(i, Limits())),
-                          data=(data or {}).get(i))
-                 for i, c in enumerate(commands)]
-        for peer in peers:
-            host.start(peer)
-        return play_one(host, peers, resolve("basic", {}), seed, f"test-{seed}", tc, FailurePolicy(),
-                        tmp_path / "record.jsonl")
-
-
-def failures_of(result, seat):
-    return [e for e in result.failure_log if e.seat == seat]
-
-
 CPU = TimeControl(start_ms=10000, decision_ms=300, grace_ms=50, clock="cpu")
 
 
 @needs_cgroups
 def test_cpu_of_a_child_that_exited_before_the_reply_is_charged(tmp_path):
     # 0.8 s of CPU in a child the bot reaps before it replies: over a 350 ms CPU limit.
-    result = play(tmp_path, [hostile("fork_burn"), "greedy"], seed=41, tc=CPU)
+    result = play_with_limits(tmp_path, [hostile("fork_burn"), "greedy"], seed=41, tc=CPU)
     res = failures_of(result, 0)
     assert res and res[0].kind == "timeout" and "CPU time" in res[0].reason, res
     assert not failures_of(result, 1)
@@ -62,7 +43,7 @@ def test_cpu_of_a_child_that_exited_before_the_reply_is_charged(tmp_path):
 def test_a_child_killed_at_the_request_is_never_credited_back(tmp_path):
     # Its child burns CPU while the other seat decides and is killed as each request comes: a
     # clock of live processes loses what the child had used and goes backwards.
-    result = play(tmp_path, [hostile("kill_at_request"), "greedy"], seed=42,
+    result = play_with_limits(tmp_path, [hostile("kill_at_request"), "greedy"], seed=42,
                   tc=TimeControl(start_ms=10000, decision_ms=2000, clock="cpu"))
     assert result.decisions > 10
     negative = [ms for ms in result.latencies_ms[0] if ms < 0]
@@ -74,7 +55,7 @@ def test_a_child_killed_at_the_request_is_never_credited_back(tmp_path):
 @pytest.mark.parametrize("mode", ["memfd_hog", "sock_hog"])
 def test_memory_held_by_descriptors_is_counted(tmp_path, mode):
     # 300 MiB that no process maps (a memfd; socket buffers nobody reads), over a 150 MiB limit.
-    result = play(tmp_path, [hostile(mode), "greedy"], seed=43,
+    result = play_with_limits(tmp_path, [hostile(mode), "greedy"], seed=43,
                   tc=TimeControl(start_ms=10000, decision_ms=5000), limits={0: Limits(memory_mb=150)})
     res = failures_of(result, 0)
     assert res and res[0].kind == "resource" and "limits.memory_mb" in res[0].reason, res
@@ -130,7 +111,7 @@ def test_an_equal_cpu_share_per_compartment(tmp_path):
 def test_a_data_folder_is_capped(tmp_path):
     # 2 GiB written in 64 MiB files, going on past refused writes: stopped, charged, the disk spared.
     data = tmp_path / "data0"
-    result = play(tmp_path, [hostile("data_fill"), "greedy"], seed=44,
+    result = play_with_limits(tmp_path, [hostile("data_fill"), "greedy"], seed=44,
                   tc=TimeControl(start_ms=10000, decision_ms=30000), limits={0: Limits(data_mb=64)},
                   data={0: data})
     held = launch.folder_bytes(data, 1 << 40) >> 20
@@ -152,7 +133,7 @@ def test_a_bot_within_its_data_quota_is_charged_nothing(tmp_path):
     (data / "book.bin").write_bytes(b"b" * (10 << 20))  # kept from earlier games, within the quota
     if os.geteuid() == 0:  # as a seat's user left it: the organiser's own files are never handed over
         os.chown(data / "book.bin", identity.RANGE[0], identity.RANGE[0])
-    result = play(tmp_path, ["greedy", "greedy"], seed=45, tc=TimeControl(start_ms=10000, decision_ms=5000),
+    result = play_with_limits(tmp_path, ["greedy", "greedy"], seed=45, tc=TimeControl(start_ms=10000, decision_ms=5000),
                   limits={0: Limits(data_mb=16)}, data={0: data})
     assert not result.failure_log
 
@@ -235,10 +216,10 @@ def test_the_referees_work_on_a_flooding_seats_messages_is_bounded_and_charged_t
     tc = TimeControl(start_ms=10000, decision_ms=1000, grace_ms=50, clock="cpu")
     decode_ms = _decode_ms()
     spent = time.process_time()
-    honest = play(tmp_path / "honest", ["greedy", "greedy"], seed=46, tc=tc)
+    honest = play_with_limits(tmp_path / "honest", ["greedy", "greedy"], seed=46, tc=tc)
     per_decision_ms = (time.process_time() - spent) * 1000 / honest.decisions
     spent = time.process_time()
-    result = play(tmp_path / "junk", [hostile("junk"), "greedy"], seed=46, tc=tc)
+    result = play_with_limits(tmp_path / "junk", [hostile("junk"), "greedy"], seed=46, tc=tc)
     spent_ms = (time.process_time() - spent) * 1000
     # the flooder's requests: turns alternate, so at least as many as the honest seat's (a retried one
     # only adds to them, which makes the per-request figure below an over-estimate); its failure
@@ -326,7 +307,7 @@ def test_a_burst_of_forks_is_refused_by_the_kernel(tmp_path):
 def test_a_burst_of_forks_in_a_game_costs_the_bot_its_seat(tmp_path):
     # The same burst from a seat at its 2nd request: whichever stops it first (the kernel's refusal or
     # the watcher's count, which a loaded machine lets win the race) charges that seat, and only it.
-    result = play(tmp_path, [hostile("fork_burst"), "greedy"], seed=47,
+    result = play_with_limits(tmp_path, [hostile("fork_burst"), "greedy"], seed=47,
                   tc=TimeControl(start_ms=10000, decision_ms=5000), limits={0: Limits(processes=10)})
     res = failures_of(result, 0)
     assert res and res[0].kind == "resource" and "limits.processes" in res[0].reason, res

@@ -7,7 +7,6 @@ import itertools
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -26,26 +25,7 @@ from arena.tournament.runner import _pending
 from arena.tournament.standings import _standings
 from arena.tournament.standings_text import render_standings
 from bench.league import kendall_tau
-
-KEY = bytes(range(32))
-
-
-@dataclass(frozen=True)
-class L:
-    bot_names: tuple[str, ...]
-    seats: int = 4
-    deal_sets: int = 1
-    seating: str = "rotate"
-    max_tables: int | None = None
-    seed: int = 1
-    twin_suits: str = "same"
-    format: str = "swiss"
-    games: int | None = 40
-
-
-def names(n: int) -> tuple[str, ...]:
-    return tuple(f"b{i:02d}" for i in range(n))
-
+from tests.tournament.league_helpers import BASE, KEY, L, errors_of, fake_entries, names
 
 # -- Swiss -------------------------------------------------------------------------------------
 
@@ -188,18 +168,7 @@ def test_league_fit_is_finite_for_a_bot_that_always_wins() -> None:
 
 # -- the schedule of a league -------------------------------------------------------------------
 
-def fake_entries(t: L, upto_round: int, truth: np.ndarray) -> list[JournalEntry]:
-    """Games of rounds < upto_round as the runner would journal them, placings by ``truth``."""
-    out: list[JournalEntry] = []
-    for r in range(upto_round):
-        tables = schedule.round_tables(t, r, out)
-        for i in range(r * schedule.games_per_round(t), (r + 1) * schedule.games_per_round(t)):
-            g = schedule.game_at(t, i, KEY, tables)
-            order = sorted(g.seats, key=lambda b: -truth[t.bot_names.index(b)])
-            out.append(JournalEntry(index=i, game_id=g.game_id, deal_seed=g.deal_seed, table=g.table, set=g.set,
-                                    seating=g.seating, seats=list(g.seats),
-                                    placings=[order.index(b) + 1 for b in g.seats], totals=[0] * t.seats))
-    return out
+
 
 
 def test_league_size_is_its_budget_in_whole_rounds() -> None:
@@ -261,19 +230,6 @@ def test_pending_gives_a_round_only_after_the_previous_one_is_journaled() -> Non
 
 
 # -- the file ----------------------------------------------------------------------------------
-
-BASE = """\
-name = "lg"
-variant = "basic"
-seats = 4
-""" + "".join(f'[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(9))
-
-
-def errors_of(text: str) -> list[str]:
-    t, errors = validate_text(text, check_commands=False)
-    assert (t is None) == bool(errors)
-    return [f"{e.key}: {e.message}" for e in errors]
-
 
 @pytest.mark.parametrize("fmt", schedule.LEAGUES)
 def test_a_league_file_validates_and_keeps_its_budget(fmt: str) -> None:

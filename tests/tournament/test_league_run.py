@@ -26,39 +26,9 @@ from tests.helpers import (
     settle,
     standings_json,
 )
+from tests.tournament.league_helpers import ROUND, ROUNDS, league_file, read_index
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
-
-ROUND = 8    # 9 bots at 4 seats: 2 tables a round (one bot sits out) x 4 seatings (rotate) x 1 deal-set
-ROUNDS = 3
-
-
-def league_file(tmp_path: Path, fmt: str, sandbox: bool = False) -> Path:
-    bots = "".join(f'\n[[bots]]\nname = "{kind}{i}"\ncommand = "{kind}"\n'
-                   for i, kind in enumerate(["greedy", "random"] * 4 + ["greedy"]))
-    text = f"""\
-name = "{fmt}"
-variant = "basic"
-seats = 4
-format = "{fmt}"
-games = {ROUND * ROUNDS}
-deal_sets = 1
-seating = "rotate"
-concurrency = 2
-records = false
-sandbox = {str(sandbox).lower()}
-seed = 3
-
-[rules]
-target = 50
-
-[time]
-decision_ms = 10000
-{bots}"""
-    path = tmp_path / f"{fmt}.toml"
-    path.write_text(text)
-    return path
-
 
 def tables_by_round(folder: Path) -> list[set[tuple[str, ...]]]:
     out: list[set[tuple[str, ...]]] = [set() for _ in range(ROUNDS)]
@@ -113,8 +83,7 @@ def test_resume_mid_round_chooses_the_same_tables(reference, tmp_path) -> None:
     assert tables_by_round(out) == tables_by_round(ref)
 
 
-def read_index(raw: bytes) -> int:
-    return int(json.loads(raw)["index"])
+
 
 
 # Adaptive only: what a kill -9 can break (the journal and rounds logs, the sweep, the resume) is the

@@ -10,7 +10,7 @@ import pytest
 
 from arena.tournament.league_objective import WARMUP
 from tests.helpers import cli, games, journal_lines, same_deals_as, settle, standings_json
-from tests.tournament.test_league_run import ROUND, league_file, read_index
+from tests.tournament.league_helpers import ROUND, league_file, read_index
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import stat
 import subprocess
 import sys
@@ -18,58 +17,12 @@ import zmq
 from arena.tournament.config import load
 from arena.tournament.remote_seats import curve_keys, seats
 from tests.conftest import ROOT
+from tests.helpers import remote_tournament
 
 CLI = [sys.executable, "-m", "arena.cli"]
 
-FILE = """\
-name = "remote"
-variant = "basic"
-seats = 2
-deal_sets = 2
-concurrency = 2
-records = false
-
-[rules]
-deals = 1
-
-[time]
-decision_ms = 10000
-
-[failures]
-timeout = "forfeit"
-
-[executor]
-listen = "127.0.0.1:{port}"
-remote_wait_s = {wait}
-
-[[bots]]
-name = "alice"
-remote = true
-
-[[bots]]
-name = "greedy"
-command = "greedy"
-
-[[bots]]
-name = "greedy-2"
-command = "greedy"
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def tournament(tmp_path: Path, wait: int) -> Path:
-    f = tmp_path / "t.toml"
-    f.write_text(FILE.format(port=free_port(), wait=wait))
-    return f
-
-
 def test_remote_bots_get_a_persistent_token_and_the_referees_curve_key(tmp_path):
-    t = load(tournament(tmp_path, 5))
+    t = load(remote_tournament(tmp_path, 5))
     key = os.urandom(32)
     a, b = seats(t, key, "127.0.0.1:7000"), seats(t, key, "127.0.0.1:7000")
     assert a == b and list(a) == ["alice"]  # the same token on every --resume (it comes from the key)
@@ -82,7 +35,7 @@ def test_remote_bots_get_a_persistent_token_and_the_referees_curve_key(tmp_path)
 def _run_with_a_remote_bot(tmp_path: Path, wait: int, server_key: str | None) -> tuple[str, list[dict], Path]:
     """Run the file; once it printed alice's token, start a greedy bot for alice with ``server_key``
     (None: the key the referee printed).  Returns the run's stderr, its journal, and the bot's log."""
-    f = tournament(tmp_path, wait)
+    f = remote_tournament(tmp_path, wait)
     out = tmp_path / "out"
     run = subprocess.Popen(CLI + ["run", str(f), "--out", str(out), "--progress", "lines"], cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)

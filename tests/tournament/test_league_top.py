@@ -4,7 +4,6 @@ journal, the file's keys and the standings' Top K% column (all in-process, no bo
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -15,23 +14,7 @@ from arena.tournament.config import validate_text
 from arena.tournament.matchmaking import league_round
 from arena.tournament.standings import _standings
 from arena.tournament.standings_text import render_standings, top_cell
-from tests.tournament.test_league import BASE, errors_of, fake_entries, names
-
-
-@dataclass(frozen=True)
-class T:
-    bot_names: tuple[str, ...]
-    seats: int = 4
-    deal_sets: int = 1
-    seating: str = "rotate"
-    max_tables: int | None = None
-    seed: int = 1
-    twin_suits: str = "same"
-    format: str = "adaptive"
-    games: int | None = 40
-    top: int | None = 3
-    top_order: bool = False
-    uneven: bool = False
+from tests.tournament.league_helpers import BASE, T, errors_of, fake_entries, names
 
 
 def test_contested_is_the_bots_near_the_cut_and_top_probability_reads_the_draws() -> None:
@@ -94,7 +77,7 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
     n = 16
     t = T(names(n), games=n * 4 * 9, top=3)  # 9 rounds of 4 tables x 4 seatings
     truth = np.linspace(3.0, -3.0, n)
-    entries = fake_entries(t, 9, truth)  # type: ignore[arg-type]
+    entries = fake_entries(t, 9, truth)
     size = schedule.games_per_round(t)
     seated = [{b for e in entries if e.index // size == r for b in e.seats} for r in range(9)]
     assert all(len(s) == n for s in seated[:lo.WARMUP])
@@ -107,10 +90,10 @@ def test_top_league_rounds_come_from_the_journal_and_nobody_sits_out_past_the_fl
         assert longest <= lo.IDLE_MAX, b
     games = Counter(b for e in entries for b in e.seats)
     assert games["b02"] + games["b03"] > games["b14"] + games["b15"]  # the cut is played more than the bottom
-    again = fake_entries(t, 9, truth)  # type: ignore[arg-type]
+    again = fake_entries(t, 9, truth)
     assert [e.seats for e in again] == [e.seats for e in entries]
     assert schedule.round_tables(t, 8, list(reversed(entries))) == schedule.round_tables(t, 8, entries)
-    other = fake_entries(T(names(n), games=n * 4 * 9, top=5), 9, truth)  # type: ignore[arg-type]
+    other = fake_entries(T(names(n), games=n * 4 * 9, top=5), 9, truth)
     assert [e.seats for e in other] != [e.seats for e in entries]
 
 
@@ -119,7 +102,7 @@ def test_an_uneven_league_chooses_its_rounds_by_expected_information_from_the_jo
 
     n = 16
     t = T(names(n), games=n * 4 * 6, top=None, uneven=True)  # 6 rounds of 4 tables x 4 seatings
-    entries = fake_entries(t, 6, np.linspace(3.0, -3.0, n))  # type: ignore[arg-type]
+    entries = fake_entries(t, 6, np.linspace(3.0, -3.0, n))
     size = schedule.games_per_round(t)
     before = [e for e in entries if e.index < 5 * size]
     strength, cov = league_fit.league_fit(before, list(t.bot_names))
@@ -177,7 +160,7 @@ def test_top_is_kept_in_the_resolved_file() -> None:
 def test_standings_show_the_chance_of_the_top_k_around_the_cut() -> None:
     t = T(names(12), games=12 * 4 * 6, top=4)
     truth = np.linspace(3.0, -3.0, 12)
-    entries = fake_entries(t, 6, truth)  # type: ignore[arg-type]
+    entries = fake_entries(t, 6, truth)
     st = _standings("lg", entries, list(t.bot_names), False, 1.0, 0, 20, [], league=True, top=4)
     chance = [r.top_pct for r in st.rows]
     assert all(c is not None and 0.0 <= c <= 1.0 for c in chance)

@@ -9,7 +9,6 @@ version without a reload; 50 concurrent page loads while a fake ladder writes; t
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
@@ -39,6 +38,7 @@ from arena.ladder.snapshot import snapshot
 from arena.tournament.config import write_resolved
 from arena.tournament.journal import Journal, JournalEntry
 from tests.conftest import ROOT
+from tests.ladder.helpers import raw
 
 GOLDEN = ROOT / "tests" / "golden" / "basic.jsonl"
 ALICE_LOG = "ALICE-PRIVATE-PLAN-7f3a"
@@ -103,21 +103,6 @@ def serving(root: Path, read: Callable[[Path], dict[str, Any]] | None = None) ->
         server.shutdown()
         server.server_close()
         thread.join(5)
-
-
-def raw(base: str, path: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
-    """One request exactly as written (no client-side normalising of the path)."""
-    host, port = base.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=10)
-    try:
-        conn.putrequest(method, path, skip_accept_encoding=True)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
-        r = conn.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-    finally:
-        conn.close()
 
 
 def links(page: str, html: bytes) -> list[str]:
@@ -403,12 +388,12 @@ def test_fifty_concurrent_page_loads_while_games_land(tmp_path: Path) -> None:
 def test_two_browser_pages_follow_the_ladder_without_a_reload(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.report.test_report_browser import ARGS, CHROMIUM
+    from tests.helpers import CHROMIUM, CHROMIUM_ARGS
 
     root = fake_ladder(tmp_path)
     errors: list[str] = []
     with serving(root) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context()
             tabs = [context.new_page(), context.new_page()]

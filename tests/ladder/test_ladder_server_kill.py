@@ -23,8 +23,7 @@ from arena.tournament import schedule
 from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
 from tests.helpers import ROOT
-from tests.test_ladder_run import CLI, all_games, enter, make_ladder, settle
-from tests.test_ladder_serve import raw
+from tests.ladder.helpers import CLI, all_games, enter, make_ladder, raw, settle
 
 pytestmark = [pytest.mark.slow]
 NAMES = ("alice", "bob", "carol", "dave")

@@ -19,7 +19,7 @@ from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
 from tests.dask_cluster import LoopbackCluster
 from tests.helpers import ROOT
-from tests.test_ladder_run import CLI, all_games, cli, enter, make_ladder, settle
+from tests.ladder.helpers import CLI, all_games, cli, enter, make_ladder, settle
 
 pytestmark = [pytest.mark.slow]
 

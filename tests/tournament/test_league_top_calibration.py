@@ -11,13 +11,12 @@ from arena.tournament import league_fit, ratings
 from arena.tournament.standings import _standings
 from arena.tournament.standings_stats import top_chances
 from bench import top_k_calibration as cal
-from tests.test_league_top import T
-from tests.tournament.test_league import fake_entries, names
+from tests.tournament.league_helpers import T, fake_entries, names
 
 
 def test_the_bench_measures_the_chance_the_standings_print() -> None:
     t = T(names(12), games=12 * 4 * 6, top=4)
-    entries = fake_entries(t, 6, np.linspace(3.0, -3.0, 12))  # type: ignore[arg-type]
+    entries = fake_entries(t, 6, np.linspace(3.0, -3.0, 12))
     st = _standings("lg", entries, list(t.bot_names), False, 1.0, 5, 20, [], league=True, top=4)
     order = ratings.bot_order(entries, list(t.bot_names))
     chance = top_chances(*league_fit.league_fit(entries, order), 4, 5)

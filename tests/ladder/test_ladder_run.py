@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,11 +19,8 @@ from arena.ladder.snapshot import snapshot
 from arena.tournament import schedule
 from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
-from tests.helpers import ROOT, arena_processes
-
-CLI = [sys.executable, "-m", "arena.cli", "ladder"]
-LADDER_BOT = ROOT / "tests" / "bots" / "ladder_bot.py"
-
+from tests.helpers import ROOT
+from tests.ladder.helpers import CLI, all_games, bot, cli, enter, make_ladder, settle
 
 BIG_AT_START = """import runpy
 import sys
@@ -33,53 +29,6 @@ hog = b"x" * (300 << 20)  # written, so the kernel counts it
 sys.argv = ["bot.py", "honest"]
 runpy.run_path("bot.py", run_name="__main__")
 """
-
-
-def cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def settle(timeout: float = 10.0) -> list:
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-def make_ladder(tmp_path: Path, check: bool = False, edits: dict[str, str] | None = None) -> Path:
-    root = tmp_path / "lad"
-    got = cli("init", root, "--variant", "basic", "--seats", "2", "--name", "cup")
-    assert got.returncode == 0, got.stderr
-    text = (root / layout.LADDER_FILE).read_text()
-    text = text.replace("deal_sets = 2", "deal_sets = 1").replace("new_games = 30", "new_games = 4")
-    if not check:
-        text = text.replace("check = true", "check = false")  # the door's check has its own test
-    for old, new in (edits or {}).items():
-        assert old in text, old
-        text = text.replace(old, new)
-    # the ladder bot never melds: to 100 points a game is ~4,000 decisions; to 10, two deals (~400)
-    (root / layout.LADDER_FILE).write_text(text + "\n[rules]\ntarget = 10\n")
-    return root
-
-
-def bot(tmp_path: Path, mode: str, name: str | None = None) -> Path:
-    folder = tmp_path / "src" / (name or mode)
-    folder.mkdir(parents=True)
-    shutil.copy(LADDER_BOT, folder / "bot.py")
-    (folder / "bot.toml").write_text(f'command = "python3 bot.py {mode}"\n')
-    return folder
-
-
-def enter(root: Path, tmp_path: Path, name: str, mode: str = "honest") -> None:
-    """Submit in this process (the command's own output is the door test's): no interpreter to start."""
-    from arena.ladder.submit import submit
-
-    out = submit(root, bot(tmp_path, mode, name), name)
-    assert out.accepted, out
-
-
-def all_games(root: Path) -> list[tuple[str, int]]:
-    return sorted((f.name, e.index) for f in layout.batch_dirs(root) for e in read(f).entries)
 
 
 @pytest.mark.slow
