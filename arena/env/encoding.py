@@ -15,7 +15,7 @@ protocol.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -25,6 +25,7 @@ from arena.policies import GreedyPolicy
 from arena.referee.wire import observation as wire_observation
 from arena.rules.actions import DISCARD, STOCK, Meld, Play, Swap
 from arena.rules.candidates import candidate_melds
+from arena.rules.frozen import by_fields
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
@@ -48,13 +49,20 @@ SIZE = PLAYS + MAX_PLAYS * PLAY_FEATURES
 BOUND = 1000.0  # no entry reaches it: counts, flags, and scaled sizes, totals, turns and deals
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Decision:
     """One decision as the env and the bot adapter both present it to a policy."""
 
     observation: Observation  # the engine form of what the protocol shows the seat
     rules: RuleSet
-    plays: list[Play] = field(default_factory=list)  # the candidates (play phase only)
+    plays: list[Play]  # the candidates (play phase only)
+
+    def __init__(self, observation: Observation, rules: RuleSet, plays: list[Play] | None = None) -> None:
+        # written out: mypyc compiles it (arena/rules/actions.py says why)
+        self.observation, self.rules, self.plays = observation, rules, [] if plays is None else plays
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
     def protocol(self) -> dict[str, Any]:
         """The observation exactly as the protocol sends it (SPEC 5), as plain data."""

@@ -13,7 +13,7 @@ and replay reads them back); the referee uses ``play_from_wire`` for a bot's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from arena.rules.cards import Card, CardError, parse, text
 from arena.rules.frozen import by_fields
@@ -37,32 +37,55 @@ STOCK = "stock"
 DISCARD = "discard"
 
 
-@dataclass(frozen=True, slots=True)
+# The hot dataclasses of the engine write their ``__init__`` out (``init=False``): mypyc compiles
+# it, where the one ``dataclass`` generates would run interpreted, several times slower (a frozen
+# one sets its fields through ``object.__setattr__``, as the generated one does).
+NO_MARKS: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Meld:
     cards: tuple[Card, ...]
-    marked: frozenset[int] = field(default_factory=frozenset)
-    kind: str | None = None
+    marked: frozenset[int]
+    kind: str | None
+
+    def __init__(self, cards: tuple[Card, ...], marked: frozenset[int] = NO_MARKS, kind: str | None = None) -> None:
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "marked", marked)
+        object.__setattr__(self, "kind", kind)
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class LayOff:
     meld: int
     cards: tuple[Card, ...]
-    marked: frozenset[int] = field(default_factory=frozenset)
-    end: str | None = None
+    marked: frozenset[int]
+    end: str | None
+
+    def __init__(self, meld: int, cards: tuple[Card, ...], marked: frozenset[int] = NO_MARKS,
+                 end: str | None = None) -> None:
+        object.__setattr__(self, "meld", meld)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "marked", marked)
+        object.__setattr__(self, "end", end)
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Swap:
     meld: int
     card: Card
-    wild: Card | None = None
+    wild: Card | None
+
+    def __init__(self, meld: int, card: Card, wild: Card | None = None) -> None:
+        object.__setattr__(self, "meld", meld)
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "wild", wild)
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
@@ -71,10 +94,14 @@ class Swap:
 TableAction = Meld | LayOff | Swap
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Play:
-    actions: tuple[TableAction, ...] = ()
-    discard: Card | None = None
+    actions: tuple[TableAction, ...]
+    discard: Card | None
+
+    def __init__(self, actions: tuple[TableAction, ...] = (), discard: Card | None = None) -> None:
+        object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "discard", discard)
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
