@@ -72,42 +72,38 @@ class RandomPolicy:
         return safe_play(self.rules, view)
 
 
-def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
-    """For every card of ``hand``: whether it has a partner for a set or run in ``hand`` (another
+def _partnered(hand: list[Card], rules: RuleSet) -> int:
+    """Bit c set for every card c of ``hand`` that has a partner for a set or run in ``hand`` (another
     card of its rank, or of its suit one or two ranks away); a wild always has one."""
-    rank_suits = [0] * 14  # rank -> bit mask of the suits held (jokers left out)
-    suit_ranks = [0] * 4  # suit -> bit mask of the ranks held
-    for o in hand:
-        if o != JOKER:
-            rank_suits[o >> 2] |= 1 << (o & 3)  # rank_of, suit_of
-            suit_ranks[o & 3] |= 1 << (o >> 2)
-    # an equal card is a partner where suits may repeat in a set
-    twice: set[Card] = set()
-    if not rules.set_distinct_suits:
-        seen: set[Card] = set()
-        for c in hand:
-            if c in seen:
-                twice.add(c)
-            else:
-                seen.add(c)
-    wild_rank = rules.wild_rank
-    out: dict[Card, bool] = {}
+    held = twice = 0  # bit c: card c is in the hand (jokers left out); card c is in it twice
     for c in hand:
-        if c in out:
-            continue
-        r, s = c >> 2, c & 3
-        if c == JOKER or r == wild_rank:
-            out[c] = True
-            continue
-        out[c] = bool(
-            rank_suits[r] & ~(1 << s)  # the same rank in another suit
-            or c in twice
-            or suit_ranks[s] & _NEAR[r]  # the same suit, one or two ranks away
-        )
-    return out
+        if c != JOKER:
+            bit = 1 << c
+            twice |= held & bit
+            held |= bit
+    # Card ids are rank * 4 + suit: the other suits of a rank are the other bits of its nibble
+    # (each nibble turned by one, two and three places), the same suit a rank away is 4 bits away.
+    turned = (held >> 1 & _NIBBLE_LOW3) | (held << 3 & _NIBBLE_TOP)
+    turned |= (held >> 2 & _NIBBLE_LOW2) | (held << 2 & _NIBBLE_TOP2)
+    turned |= (held >> 3 & _NIBBLE_BOTTOM) | (held << 1 & _NIBBLE_TOP3)
+    out = turned | held << 4 | held >> 4 | held << 8 | held >> 8 | _WILD_BITS[rules.wild_rank or 0]
+    if not rules.set_distinct_suits:
+        out |= twice  # an equal card is a partner where suits may repeat in a set
+    return out & (held | 1)  # and the joker (card 0, never in held), always a wild
 
 
-_NEAR = [0] + [sum(1 << q for q in (r - 2, r - 1, r + 1, r + 2) if q >= 0) for r in range(1, 14)]
+_NIBBLES = sum(1 << 4 * r for r in range(15))
+_NIBBLE_BOTTOM, _NIBBLE_TOP = _NIBBLES, _NIBBLES << 3  # bit 0 of each nibble; bit 3
+_NIBBLE_LOW2, _NIBBLE_LOW3 = _NIBBLES * 3, _NIBBLES * 7  # bits 0-1; bits 0-2
+_NIBBLE_TOP2, _NIBBLE_TOP3 = _NIBBLES * 12, _NIBBLES * 14  # bits 2-3; bits 1-3
+# the cards that are wilds, by wild rank (0: none but the joker)
+_WILD_BITS = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
+
+
+def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
+    """``_partnered`` as a dict from each card of ``hand``."""
+    mask = _partnered(hand, rules)
+    return {c: bool(mask >> c & 1) for c in hand}
 
 
 def _accepting(meld: TableMeld) -> tuple[Card, ...]:
@@ -346,17 +342,22 @@ class GreedyPolicy:
         if not rest:
             p = Play(tuple(actions), None)
             return p if refusal(rules, view, p) is None else None
-        partial = _partials(rest, rules)
+        partnered = _partnered(rest, rules)
         values = self._values
 
-        def worst_first(c: Card) -> tuple[bool, int]:  # in no partial meld, then highest value
-            return partial[c], -values[c]
+        def worst_first(c: Card) -> tuple[int, int]:  # in no partial meld, then highest value
+            return partnered >> c & 1, -values[c]
 
         choices = _discardable(view, [c for c in rest if c != JOKER] or rest)
         if not choices:
             return None
         table_play = tuple(actions)
-        first = min(choices, key=worst_first)  # what a stable sort puts first
+        first = choices[0]  # the first least by worst_first, as min() finds it (spelt out: no calls)
+        first_p, first_v = partnered >> first & 1, values[first]
+        for c in choices:
+            cp = partnered >> c & 1
+            if cp < first_p or (cp == first_p and values[c] > first_v):
+                first, first_p, first_v = c, cp, values[c]
         p = Play(table_play, first)
         refused = refusal(rules, view, p)
         if refused is None:

@@ -80,16 +80,16 @@ class RummyEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[0]
         self._select()
 
     def _select(self) -> None:
         """Point at the seat to move and work out its decision (once per step: observe reuses it)."""
         assert self.game is not None
         seat = self.game.current
+        self.infos[self.agent_selection] = {}  # in a game only the seat to move has an info: the one that moved
         self.agent_selection = self.possible_agents[seat]
         self._decision = enc.decide(self.rules, self.game.observation(seat), self._greedy)
-        for a in self.agents:
-            self.infos[a] = {}
         self.infos[self.agent_selection] = {"decision": self._decision}
 
     def decision(self, agent: str) -> enc.Decision:
@@ -124,22 +124,26 @@ class RummyEnv(AECEnv):
             game.draw(move)
         else:
             game.play(move)
-        if self.reward_kind == "score":
+        rewarded = False  # no step but a deal's or the game's end rewards anyone: then nothing to add up
+        if self.reward_kind == "score" and len(game.deal_scores) > before:
             sign = -1.0 if self.rules.scoring == "penalty" else 1.0
             for scores in game.deal_scores[before:]:
                 for s, a in enumerate(self.possible_agents):
                     self.rewards[a] += sign * scores[s] / 100
+            rewarded = True
         if game.over:
             if self.reward_kind == "placing":
                 for a, p in zip(self.possible_agents, game.placings()):
                     self.rewards[a] = placing_reward(p, self.n)
+                rewarded = True
             self.terminations = dict.fromkeys(self.agents, True)
             self._decision = None
             for a in self.agents:
                 self.infos[a] = {"placings": game.placings(), "totals": list(game.totals)}
         else:
             self._select()
-        self._accumulate_rewards()
+        if rewarded:
+            self._accumulate_rewards()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.game is None:

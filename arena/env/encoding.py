@@ -15,7 +15,7 @@ protocol.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -25,6 +25,7 @@ from arena.policies import GreedyPolicy
 from arena.referee.wire import observation as wire_observation
 from arena.rules.actions import DISCARD, STOCK, Meld, Play, Swap
 from arena.rules.candidates import candidate_melds
+from arena.rules.frozen import by_fields
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
@@ -48,13 +49,20 @@ SIZE = PLAYS + MAX_PLAYS * PLAY_FEATURES
 BOUND = 1000.0  # no entry reaches it: counts, flags, and scaled sizes, totals, turns and deals
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Decision:
     """One decision as the env and the bot adapter both present it to a policy."""
 
     observation: Observation  # the engine form of what the protocol shows the seat
     rules: RuleSet
-    plays: list[Play] = field(default_factory=list)  # the candidates (play phase only)
+    plays: list[Play]  # the candidates (play phase only)
+
+    def __init__(self, observation: Observation, rules: RuleSet, plays: list[Play] | None = None) -> None:
+        # written out: mypyc compiles it (arena/rules/actions.py says why)
+        self.observation, self.rules, self.plays = observation, rules, [] if plays is None else plays
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
     def protocol(self) -> dict[str, Any]:
         """The observation exactly as the protocol sends it (SPEC 5), as plain data."""
@@ -98,15 +106,18 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
     """The observation tensor (float32, ``SIZE``) and action mask (int8, ``ACTIONS``) of a decision."""
     obs, rules = decision.observation, decision.rules
     # Every count entry (the card blocks and the plays' cards and flags) is one index in ``idx``,
-    # counted by a single bincount: far cheaper than one numpy store per card.
+    # counted by a single bincount: far cheaper than one numpy store per card.  (Plain loops:
+    # compiled, they beat ``idx += map(PILE.__add__, ...)``.)
     idx = list(obs.hand)
     if obs.drawn is not None:
         idx.append(DRAWN + obs.drawn)
     if obs.discard:
         idx.append(TOP + obs.discard[-1])
-        idx += map(PILE.__add__, obs.discard)  # map: the additions in C
+        for c in obs.discard:
+            idx.append(PILE + c)
     for m in obs.melds:
-        idx += map(TABLE.__add__, m.cards)
+        for c in m.cards:
+            idx.append(TABLE + c)
     mine = obs.current == obs.seat
     plays = decision.plays if mine and obs.phase == "play" else []
     sizes: list[float] = []
@@ -119,7 +130,8 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
                 idx.append(base + a.card)
                 gone += 1
             else:
-                idx += map(base.__add__, a.cards)
+                for c in a.cards:
+                    idx.append(base + c)
                 gone += len(a.cards)
         if p.discard is not None:
             idx.append(base + CARDS + p.discard)

@@ -13,7 +13,7 @@ and replay reads them back); the referee uses ``play_from_wire`` for a bot's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from arena.rules.cards import Card, CardError, parse, text
 from arena.rules.frozen import by_fields
@@ -37,32 +37,81 @@ STOCK = "stock"
 DISCARD = "discard"
 
 
-@dataclass(frozen=True, slots=True)
+# The hot dataclasses of the engine write their ``__init__`` out (``init=False``): mypyc compiles
+# it, where the one ``dataclass`` generates would run interpreted, several times slower (a frozen
+# one sets its fields through ``object.__setattr__``, as the generated one does).  The actions
+# and ``Play`` write out ``__eq__`` and ``__hash__`` too, as ``dataclass`` makes them (the fields
+# compared in order, the hash of their tuple): policies compare plays and keep them in sets.
+NO_MARKS: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Meld:
     cards: tuple[Card, ...]
-    marked: frozenset[int] = field(default_factory=frozenset)
-    kind: str | None = None
+    marked: frozenset[int]
+    kind: str | None
+
+    def __init__(self, cards: tuple[Card, ...], marked: frozenset[int] = NO_MARKS, kind: str | None = None) -> None:
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "marked", marked)
+        object.__setattr__(self, "kind", kind)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Meld:
+            return NotImplemented
+        return self.cards == other.cards and self.marked == other.marked and self.kind == other.kind
+
+    def __hash__(self) -> int:
+        return hash((self.cards, self.marked, self.kind))
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class LayOff:
     meld: int
     cards: tuple[Card, ...]
-    marked: frozenset[int] = field(default_factory=frozenset)
-    end: str | None = None
+    marked: frozenset[int]
+    end: str | None
+
+    def __init__(self, meld: int, cards: tuple[Card, ...], marked: frozenset[int] = NO_MARKS,
+                 end: str | None = None) -> None:
+        object.__setattr__(self, "meld", meld)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "marked", marked)
+        object.__setattr__(self, "end", end)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not LayOff:
+            return NotImplemented
+        return self.meld == other.meld and self.cards == other.cards and self.marked == other.marked and self.end == other.end
+
+    def __hash__(self) -> int:
+        return hash((self.meld, self.cards, self.marked, self.end))
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Swap:
     meld: int
     card: Card
-    wild: Card | None = None
+    wild: Card | None
+
+    def __init__(self, meld: int, card: Card, wild: Card | None = None) -> None:
+        object.__setattr__(self, "meld", meld)
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "wild", wild)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Swap:
+            return NotImplemented
+        return self.meld == other.meld and self.card == other.card and self.wild == other.wild
+
+    def __hash__(self) -> int:
+        return hash((self.meld, self.card, self.wild))
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)
@@ -71,10 +120,22 @@ class Swap:
 TableAction = Meld | LayOff | Swap
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Play:
-    actions: tuple[TableAction, ...] = ()
-    discard: Card | None = None
+    actions: tuple[TableAction, ...]
+    discard: Card | None
+
+    def __init__(self, actions: tuple[TableAction, ...] = (), discard: Card | None = None) -> None:
+        object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "discard", discard)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Play:
+            return NotImplemented
+        return self.actions == other.actions and self.discard == other.discard
+
+    def __hash__(self) -> int:
+        return hash((self.actions, self.discard))
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return by_fields(self)

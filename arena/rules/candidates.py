@@ -48,6 +48,8 @@ def shaped(cards: tuple[Card, ...], rules: RuleSet) -> tuple[tuple[Card, ...], T
 
 def candidate_melds(hand: list[Card], rules: RuleSet) -> list[tuple[Card, ...]]:
     """Sets and runs (each as long as it goes) that can be made from ``hand``."""
+    if rules.wild_rank is None:  # straight from the memo, without building the shapes
+        return [found[0] for found in _joker_candidates(hand, rules)]
     return [cards for cards, _shape in candidate_shapes(hand, rules)]
 
 

@@ -1,8 +1,11 @@
-"""Pickling of the engine's frozen dataclasses: they are rebuilt through ``__init__``.
+"""Pickling of the engine's dataclasses that are rebuilt through ``__init__``.
 
-Compiled with mypyc (``arena/compiled.py``) such a class would restore a pickled
-value by setting its fields one by one, which a frozen class refuses; a Dask
-worker, or anything else that pickles a ``RuleSet`` or a ``Play``, needs them.
+Compiled with mypyc (``arena/compiled.py``) a frozen class would restore a pickled
+value by setting its fields one by one, which it refuses; and a class whose
+``__init__`` is written out (compiled, which the one ``dataclass`` generates is not)
+gets a ``__new__`` that runs that ``__init__``, which pickling calls with no
+arguments.  A Dask worker, or anything else that pickles a ``RuleSet``, a ``Play``
+or an ``Observation``, needs them.
 """
 
 from __future__ import annotations

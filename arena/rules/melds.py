@@ -15,6 +15,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
+from arena.rules.frozen import by_fields
 from arena.rules.memo import PerRules
 from arena.rules.options import RuleSet
 
@@ -29,7 +30,7 @@ class MeldError(ValueError):
     """Cards that do not form (or keep) a valid meld; the message names the rule."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class TableMeld:
     """A meld on the table.  ``wild[i]`` says whether ``cards[i]`` is used as a wild."""
 
@@ -38,11 +39,21 @@ class TableMeld:
     kind: str
     cards: list[Card]
     wild: list[bool]
-    rank: int = 0  # sets: the rank
-    suit: int = 0  # runs: the suit
-    low: int = 0  # runs: position of cards[0]
+    rank: int  # sets: the rank
+    suit: int  # runs: the suit
+    low: int  # runs: position of cards[0]
     # the meld's protocol form and the shape it was made for (see log.wire_meld)
-    wire: tuple[tuple[int, int, tuple[bool, ...]], WireMeld] | None = field(default=None, compare=False, repr=False)
+    wire: tuple[tuple[int, int, tuple[bool, ...]], WireMeld] | None = field(compare=False, repr=False)
+
+    def __init__(self, id: int, owner: int, kind: str, cards: list[Card], wild: list[bool], rank: int = 0,
+                 suit: int = 0, low: int = 0,
+                 wire: tuple[tuple[int, int, tuple[bool, ...]], WireMeld] | None = None) -> None:
+        # written out: mypyc compiles it (arena/rules/actions.py says why)
+        self.id, self.owner, self.kind, self.cards, self.wild = id, owner, kind, cards, wild
+        self.rank, self.suit, self.low, self.wire = rank, suit, low, wire
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
     def copy(self) -> TableMeld:
         return TableMeld(self.id, self.owner, self.kind, list(self.cards), list(self.wild), self.rank, self.suit, self.low)

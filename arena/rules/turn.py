@@ -9,16 +9,17 @@ applies the outcome; policies use the same function to test their moves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
 from arena.rules.cards import Card, text
+from arena.rules.frozen import by_fields
 from arena.rules.melds import MeldError, TableMeld, form_meld, lay_off, opening_value, swap_wild
 from arena.rules.options import RuleSet
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class TurnView:
     """The playing seat's view of the table after its draw."""
 
@@ -32,8 +33,17 @@ class TurnView:
     took_discard: bool
     played_before: bool  # melded, laid off or swapped in an earlier turn of this deal
 
+    def __init__(self, seat: int, deal: int, hand: list[Card], melds: list[TableMeld], opened: bool, requirement: int,
+                 drawn: Card | None, took_discard: bool, played_before: bool) -> None:
+        # written out, as are TurnOutcome's and the other hot dataclasses' (actions.py says why)
+        self.seat, self.deal, self.hand, self.melds, self.opened = seat, deal, hand, melds, opened
+        self.requirement, self.drawn, self.took_discard, self.played_before = requirement, drawn, took_discard, played_before
 
-@dataclass(slots=True)
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
+
+
+@dataclass(slots=True, init=False)
 class TurnOutcome:
     hand: list[Card]
     melds: list[TableMeld]
@@ -42,7 +52,15 @@ class TurnOutcome:
     discard: Card | None
     table_played: bool
     # What each action did, in order; a meld's effect holds the meld as it was put down ("as_melded").
-    effects: list[dict[str, Any]] = field(default_factory=list)
+    effects: list[dict[str, Any]]
+
+    def __init__(self, hand: list[Card], melds: list[TableMeld], opened: bool, out: bool, discard: Card | None,
+                 table_played: bool, effects: list[dict[str, Any]] | None = None) -> None:
+        self.hand, self.melds, self.opened, self.out = hand, melds, opened, out
+        self.discard, self.table_played, self.effects = discard, table_played, [] if effects is None else effects
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
 
 def _take(hand: list[Card], cards: tuple[Card, ...], where: str, rule: str = "RULES 3.2") -> None:
