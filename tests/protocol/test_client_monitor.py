@@ -4,7 +4,6 @@ really sends, connecting to a closed endpoint, to a real server and to one that 
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
@@ -13,6 +12,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from protocol.client import monitor_event
+from tests.helpers import free_port
 
 
 def _events(monitor: zmq.Socket[bytes], until: set[int], limit: int = 40) -> list[tuple[int, int]]:
@@ -28,12 +28,6 @@ def _events(monitor: zmq.Socket[bytes], until: set[int], limit: int = 40) -> lis
     return seen
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("server", ["closed", "plain", "curve"])
 def test_monitor_events_read_as_pyzmq_reads_them(server):
     ctx = zmq.Context()
@@ -42,7 +36,7 @@ def test_monitor_events_read_as_pyzmq_reads_them(server):
         dealer = ctx.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
         monitor = dealer.get_monitor_socket(zmq.EVENT_ALL)
-        endpoint = f"tcp://127.0.0.1:{_free_port()}"
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
         until = {"closed": {zmq.EVENT_CONNECT_RETRIED}, "plain": {zmq.EVENT_HANDSHAKE_SUCCEEDED},
                  "curve": {zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL}}[server]
         if server != "closed":
