@@ -57,10 +57,12 @@ def _read_by(modules: tuple[str, ...]) -> list[str]:
     return sorted(found - set(modules))
 
 
-# taken before mypyc reads the sources, so an edit made during the build is not recorded as built
-SOURCES = {"compiled": {m: digest(source_of(m)) for m in COMPILED},
-           "read": {m: digest(source_of(m)) for m in _read_by(COMPILED)}}
-SOURCES["stamps"] = {m: stamp(source_of(m)) for m in (*SOURCES["compiled"], *SOURCES["read"])}
+# taken before mypyc reads the sources, so an edit made during the build is not recorded as built;
+# the stamps (size, mtime) before the hashes, so a source edited between the two is hashed at every start
+_READ = _read_by(COMPILED)
+_STAMPS = {m: stamp(source_of(m)) for m in (*COMPILED, *_READ)}
+SOURCES = {"compiled": {m: digest(source_of(m)) for m in COMPILED}, "read": {m: digest(source_of(m)) for m in _READ},
+           "stamps": _STAMPS}
 
 
 class BuildEngine(build_ext):

@@ -125,10 +125,10 @@ def _forget_stale_once() -> None:
     """Remove the leases of keyless compartments that ended (no one holds their lock)."""
     for marker in LEASES.glob("once-*"):
         uid = marker.name.removeprefix("once-")
-        path = _lease_path(int(uid)) if uid.isdigit() else marker
+        path = _lease_path(int(uid)) if uid.isdigit() else None
         try:
-            if path == marker or not path.read_text().startswith("once:"):
-                marker.unlink(missing_ok=True)  # the uid was leased to a key since
+            if path is None or not path.read_text().startswith("once:"):
+                marker.unlink(missing_ok=True)  # not a marker of ours, or the uid was leased to a key since
                 continue
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:

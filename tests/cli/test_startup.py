@@ -10,17 +10,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, arena_processes
+from tests.conftest import ROOT
+from tests.helpers import CLI, settle
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks"), pytest.mark.timeout(120)]
-
-CLI = [sys.executable, "-m", "arena.cli"]
 
 HEAD = """\
 name = "start"
@@ -51,13 +49,6 @@ def bot(name: str, command: str, cwd: str | None = None) -> str:
 
 def cli(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(CLI + [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=110)
-
-
-def settle(timeout: float = 10.0) -> list:
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
 
 
 def bad_file(tmp_path: Path) -> Path:

@@ -6,27 +6,19 @@ from __future__ import annotations
 import http.client
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 from arena.ladder import layout
 from arena.tournament.journal import read
-from tests.helpers import ROOT, arena_processes
+from tests import helpers
+from tests.helpers import ROOT
 
-CLI = [sys.executable, "-m", "arena.cli", "ladder"]
+CLI = [*helpers.CLI, "ladder"]
 LADDER_BOT = ROOT / "tests" / "bots" / "ladder_bot.py"
 
 
 def cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def settle(timeout: float = 10.0) -> list:
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+    return helpers.cli("ladder", *args, timeout=timeout)
 
 
 def make_ladder(tmp_path: Path, check: bool = False, edits: dict[str, str] | None = None) -> Path:

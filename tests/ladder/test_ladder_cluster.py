@@ -18,8 +18,8 @@ from arena.tournament import schedule
 from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
 from tests.dask_cluster import LoopbackCluster
-from tests.helpers import ROOT
-from tests.ladder.helpers import CLI, all_games, cli, enter, make_ladder, settle
+from tests.helpers import ROOT, settle
+from tests.ladder.helpers import CLI, all_games, cli, enter, make_ladder
 
 pytestmark = [pytest.mark.slow]
 

@@ -19,8 +19,8 @@ from arena.ladder.snapshot import snapshot
 from arena.tournament import schedule
 from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
-from tests.helpers import ROOT
-from tests.ladder.helpers import CLI, all_games, bot, cli, enter, make_ladder, settle
+from tests.helpers import ROOT, settle
+from tests.ladder.helpers import CLI, all_games, bot, cli, enter, make_ladder
 
 BIG_AT_START = """import runpy
 import sys

@@ -22,8 +22,8 @@ from arena.ladder.snapshot import snapshot
 from arena.tournament import schedule
 from arena.tournament.config import read_resolved
 from arena.tournament.journal import read
-from tests.helpers import ROOT
-from tests.ladder.helpers import CLI, all_games, enter, make_ladder, raw, settle
+from tests.helpers import ROOT, settle
+from tests.ladder.helpers import CLI, all_games, enter, make_ladder, raw
 
 pytestmark = [pytest.mark.slow]
 NAMES = ("alice", "bob", "carol", "dave")

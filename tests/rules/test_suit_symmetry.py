@@ -27,7 +27,6 @@ import json
 import random
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -65,10 +64,10 @@ from arena.tournament import schedule
 from arena.tournament.config import validate_text
 from protocol.messages import Action
 from tests.engine_helpers import entry_at
+from tests.helpers import CLI
 from tests.oracles import compose, inverse
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "arena.cli"]
 KEY = bytes(range(32))
 
 # Rule sets beyond the presets, for options no preset uses: wrap, settle, plus10, after_own_meld,

@@ -14,18 +14,16 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, arena_processes
+from tests.conftest import ROOT
+from tests.helpers import CLI, settle
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
-
-CLI = [sys.executable, "-m", "arena.cli"]
 
 # 3 bots heads-up, one deal a game: 3 tables x 4 deal-sets x 2 seatings = 24 short games.
 SMALL = """\
@@ -63,13 +61,6 @@ def lines(path: Path) -> int:
         return path.read_bytes().count(b"\n")
     except OSError:
         return 0
-
-
-def settle(timeout: float = 10.0) -> list:
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
 
 
 def run_and_meddle(file: Path, out: Path, meddle: Callable[[Path], None],

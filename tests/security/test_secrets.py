@@ -16,7 +16,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -29,10 +28,10 @@ from arena.referee.game import GameResult, write_record
 from arena.rules.log import GameStart
 from arena.tournament.journal import REJECTED_FILE, JournalEntry
 from tests.conftest import ROOT
+from tests.helpers import CLI
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("no_leaks")]
 
-CLI = [sys.executable, "-m", "arena.cli"]
 GAME_ID = re.compile(r"^g[0-9a-f]{16}$")
 
 # 2 bots heads-up, one deal-set: 2 games, the same deal under both seatings.

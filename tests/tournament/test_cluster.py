@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -21,12 +20,11 @@ from pathlib import Path
 import pytest
 
 from tests.dask_cluster import LoopbackCluster
-from tests.helpers import ROOT, SMALL_GAMES, arena_processes, cmdline_of, small_reference
+from tests.helpers import CLI, ROOT, SMALL_GAMES, arena_processes, cmdline_of, small_reference
 
 # the first test also starts the cluster and may build the reference run: over 120 s on a loaded machine
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-CLI = [sys.executable, "-m", "arena.cli"]
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import msgspec
@@ -19,9 +17,8 @@ from arena.tournament import match
 from arena.tournament import sprt as sprt_mod
 from arena.tournament.journal import JournalEntry
 from arena.tournament.sprt import H0, H1, Sprt
-from tests.conftest import ROOT, arena_processes
-
-CLI = [sys.executable, "-m", "arena.cli"]
+from tests.conftest import ROOT
+from tests.helpers import CLI, cli, settle
 
 
 def entry(index: int, a_place: int, b_place: int) -> JournalEntry:
@@ -164,17 +161,6 @@ def test_bad_match_options_are_one_sentence(tmp_path: Path, args: list[str], wor
 
 
 # -- end to end: real bots, sandboxed, through the tournament runner ---------------------------------
-
-def cli(*args: str | Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(CLI + [str(a) for a in args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def settle(timeout: float = 10.0) -> list:
-    deadline = time.monotonic() + timeout
-    while (left := arena_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)  # whole matches: ~110 s each under load 20

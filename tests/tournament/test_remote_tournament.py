@@ -17,9 +17,8 @@ import zmq
 from arena.tournament.config import load
 from arena.tournament.remote_seats import curve_keys, seats
 from tests.conftest import ROOT
-from tests.helpers import remote_tournament
+from tests.helpers import CLI, remote_tournament
 
-CLI = [sys.executable, "-m", "arena.cli"]
 
 def test_remote_bots_get_a_persistent_token_and_the_referees_curve_key(tmp_path):
     t = load(remote_tournament(tmp_path, 5))
