@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from arena.policies import GreedyPolicy, _partials
 from arena.rules.actions import DISCARD, STOCK, Play
-from arena.rules.cards import Card, full_deck
+from arena.rules.cards import JOKER, Card, full_deck
 from arena.rules.game import Game, Phase
-from arena.rules.melds import hand_value
+from arena.rules.melds import hand_value, is_wild_card
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.position import Position
@@ -48,6 +48,8 @@ class Level:
     # how many standard errors a move must beat greedy's by: with several moves tried on few
     # samples, a one-error bar lets noise through often enough to play worse than greedy
     z: float = 2.0
+    # deal the other hands as their own moves suggest (``HousePolicy._likelihood``), not uniformly
+    infer: bool = True
 
 
 LEVELS: dict[str, Level] = {
@@ -57,6 +59,12 @@ LEVELS: dict[str, Level] = {
 }
 MAX_ROLLOUT = 400  # engine steps of one rollout before it is scored as it stands
 MIN_SAMPLES = 8  # samples before a move may be dropped or chosen over greedy's
+# How much less likely a card is dealt to a seat for each card it shunned that it would partner (same
+# rank, or same suit within two ranks): one it discarded (a discard is a card with no use in its hand,
+# so a partner there is unlikely unless drawn since) or a top it left (it had no pair to meld it with;
+# one partner alone is still likely).
+DISCARDED = 0.25
+LEFT = 0.6
 
 
 def _paired(a: list[float], b: list[float], n: int) -> tuple[float, float]:
@@ -65,6 +73,19 @@ def _paired(a: list[float], b: list[float], n: int) -> tuple[float, float]:
     mean = sum(d) / n
     var = max(sum(x * x for x in d) / n - mean * mean, 0.0)
     return mean, math.sqrt(var / (n - 1))
+
+
+def _likelihood(card: Card, shunned: list[tuple[Card, float]], rules: RuleSet) -> float:
+    """The weight of dealing ``card`` to a seat that shunned these cards: the product of the weights of
+    those it partners (a set or a run with it); a wild partners everything, so it is not told apart."""
+    if card == JOKER or is_wild_card(card, rules):
+        return 1.0
+    r, su = card >> 2, card & 3  # rank_of, suit_of
+    w = 1.0
+    for c, weight in shunned:
+        if c != JOKER and (c >> 2 == r or (c & 3 == su and 0 < abs((c >> 2) - r) <= 2)):
+            w *= weight
+    return w
 
 
 class _OutOfTime(Exception):
@@ -85,23 +106,42 @@ class HousePolicy:
         self._after: list[Card] | None = None
         self._rebuilds = 0
         self.known: dict[int, list[Card]] = {}
+        # a seat's discards (weight DISCARDED) and the tops it left (LEFT), this deal
+        self.shunned: dict[int, list[tuple[Card, float]]] = {}
         self._deadline = (0.0, 0.0)
 
     # -- the two decisions ---------------------------------------------------
     def _remember(self, obs: Observation) -> None:
-        """The pile tells whether the next seat took this seat's last discard: only that seat could
-        (each later one finds another card on it), and it did if the card is gone from its place in
-        the pile; that card is then dealt to that hand while nothing shows it elsewhere."""
+        """What the pile tells of the other seats since this seat's last discard.
+
+        Only the next seat could take that discard (each later one finds another card on it): it did
+        if the card is gone from its place, and that card is then dealt to its hand while nothing shows
+        it elsewhere; if the card is still there, that seat left it.  The top of the pile is the
+        discard of the seat just before this one, and when the pile only grew, each card above this
+        seat's discard is the discard of the next seat in turn.  A seat's discards and the tops it left
+        are cards it had little use for (``_likelihood``)."""
         if obs.deal != self._deal:
-            self._deal, self._after, self.known = obs.deal, None, {}
+            self._deal, self._after, self.known, self.shunned = obs.deal, None, {}, {}
         after, self._after = self._after, None
         if not after or obs.rebuilds != self._rebuilds:
             return  # nothing to compare, or the pile was turned over since
         n = len(obs.in_game)
         nxt = [(obs.seat + k) % n for k in range(1, n) if obs.in_game[(obs.seat + k) % n]]
         pile, at = obs.discard, len(after) - 1
-        if nxt and pile[:at] == after[:at] and (len(pile) <= at or pile[at] != after[at]):
+        if not nxt or pile[:at] != after[:at]:
+            return
+        if len(pile) <= at or pile[at] != after[at]:
             self.known.setdefault(nxt[0], []).append(after[at])
+            if pile:
+                self.shunned.setdefault(nxt[-1], []).append((pile[-1], DISCARDED))
+            return
+        grown = pile[at + 1:]
+        self.shunned.setdefault(nxt[0], []).append((after[at], LEFT))
+        if len(grown) == len(nxt):
+            for s, c in zip(nxt, grown):
+                self.shunned.setdefault(s, []).append((c, DISCARDED))
+        elif grown:
+            self.shunned.setdefault(nxt[-1], []).append((grown[-1], DISCARDED))
 
     def draw(self, obs: Observation) -> str:
         self._remember(obs)
@@ -224,8 +264,12 @@ class HousePolicy:
                     pool.remove(c)
                     hand.append(c)
             need = size - len(hand)
-            hand += pool[:need]
-            del pool[:need]
+            shunned = self.shunned.get(s) if self.level.infer else None
+            if shunned and need:
+                pool = self._deal_likely(pool, hand, need, shunned)
+            else:
+                hand += pool[:need]
+                del pool[:need]
             hands.append(tuple(hand))
         stock = tuple(pool[: obs.stock_size])
         n = len(obs.hand_sizes)
@@ -237,6 +281,25 @@ class HousePolicy:
             obs.drawn, obs.took_discard,
         )
         return pos
+
+    def _deal_likely(self, pool: list[Card], hand: list[Card], need: int,
+                      shunned: list[tuple[Card, float]]) -> list[Card]:
+        """Deals ``need`` cards of the shuffled ``pool`` to ``hand``, each taken with its likelihood
+        (``_likelihood``) in pool order, the rest in order if a pass leaves the hand short; the pool left."""
+        rules, rnd = self.rules, self.rng.random
+        rest: list[Card] = []
+        for i, c in enumerate(pool):
+            if need == 0:
+                rest += pool[i:]
+                break
+            if rnd() < _likelihood(c, shunned, rules):
+                hand.append(c)
+                need -= 1
+            else:
+                rest.append(c)
+        hand += rest[:need]
+        del rest[:need]
+        return rest
 
     def _rollout(self, obs: Observation, pos: Position, seed: int, move: str | Play) -> float:
         """The move in a sampled deal, then greedy for every seat to the deal's end; the seat's relative score."""

@@ -262,3 +262,51 @@ def test_elimination_drops_a_move_that_scores_as_an_earlier_one_and_one_clearly_
     # ahead on every sample by a little: greedy's is dropped (its difference is many standard errors)
     ahead = [base, [v + 0.05 for v in base]]
     assert house._eliminate([0, 1], ahead, 8) == [1]
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_other_seats_discards_and_left_tops_are_remembered_and_deal_their_partners_less(players):
+    """Greedy elsewhere: at the house's turn the pile shows what the seat before it discarded (and,
+    when the pile only grew, what each seat discarded and that the next one left the house's
+    discard).  Those seats are then dealt fewer partners of those cards (same rank, or same suit
+    within two ranks) than a uniform deal gives them, and the deal stays consistent."""
+    from dataclasses import replace
+
+    from arena.rules.cards import full_deck
+
+    rules = resolve("basic")
+    house = HousePolicy(rules, 1, Level(samples=2, budget_s=1.0, moves=2))
+    uniform = HousePolicy(rules, 1, replace(house.level, infer=False))
+    greedy = GreedyPolicy(rules)
+    g = Game(rules, players, 5)
+    seen = 0
+    while not g.over and g.deal_no == 1 and seen < 4:
+        o = g.observation(g.current)
+        if g.current != 0:
+            g.draw(greedy.draw(o)) if g.phase is Phase.DRAW else g.play(greedy.play(o))
+            continue
+        if g.phase is Phase.DRAW:
+            before = house._after
+            g.draw(house.draw(o))
+            if before is None or not house.shunned:
+                continue
+            prev = players - 1
+            assert (o.discard[-1], 0.25) in house.shunned[prev], house.shunned
+            seen += 1
+            uniform._deal, uniform.known = house._deal, house.known
+            partners = {s: {c for c in full_deck(1, 0) if any(
+                c != x and (c >> 2 == x >> 2 or (c & 3 == x & 3 and abs((c >> 2) - (x >> 2)) <= 2))
+                for x, _ in cards)} for s, cards in house.shunned.items()}
+            dealt = {name: 0 for name in ("likely", "uniform")}
+            for name, policy in (("likely", house), ("uniform", uniform)):
+                for _ in range(300):
+                    pos = policy._determinize(o)
+                    everything = sorted([c for h in pos.hands for c in h] + list(pos.stock) + list(pos.discard)
+                                        + [c for m in pos.melds for c in m.cards] + list(pos.dead))
+                    assert everything == sorted(full_deck(1, 0)), "cards conserved"
+                    assert [len(h) for h in pos.hands] == o.hand_sizes
+                    dealt[name] += sum(c in partners[s] for s in partners for c in pos.hands[s])
+            assert dealt["likely"] < 0.8 * dealt["uniform"], dealt
+        else:
+            g.play(house.play(o))
+    assert seen >= 2
