@@ -18,7 +18,10 @@ most its budget plus about a millisecond.  A bot behind the protocol also keeps 
 game's decision limit, in CPU time (``cap_s``) and on a wall clock (``wall_s``), so neither a
 short limit nor a loaded machine makes it time out.
 It remembers which of its discards the next seat took (only that seat can: the pile shows it
-at its next turn) and deals those cards to that hand while nothing shows them elsewhere.
+at its next turn) and deals those cards to that hand while nothing shows them elsewhere.  It
+also reads from the pile what each other seat discarded and whether the next one left its
+discard, and deals a seat fewer cards that would partner those (``_likelihood``): a card a seat
+throws away or passes over is one its hand had little use for.
 """
 
 from __future__ import annotations
