@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.candidates import candidate_melds, candidate_shapes
@@ -92,12 +92,16 @@ def _partnered(hand: list[Card], rules: RuleSet) -> int:
     return out & (held | 1)  # and the joker (card 0, never in held), always a wild
 
 
-_NIBBLES = sum(1 << 4 * r for r in range(15))
-_NIBBLE_BOTTOM, _NIBBLE_TOP = _NIBBLES, _NIBBLES << 3  # bit 0 of each nibble; bit 3
-_NIBBLE_LOW2, _NIBBLE_LOW3 = _NIBBLES * 3, _NIBBLES * 7  # bits 0-1; bits 0-2
-_NIBBLE_TOP2, _NIBBLE_TOP3 = _NIBBLES * 12, _NIBBLES * 14  # bits 2-3; bits 1-3
+# Final: compiled, statics (a plain global is a dict look-up at each use)
+_NIBBLES: Final = sum(1 << 4 * r for r in range(15))
+_NIBBLE_BOTTOM: Final = _NIBBLES  # bit 0 of each nibble
+_NIBBLE_TOP: Final = _NIBBLES << 3  # bit 3
+_NIBBLE_LOW2: Final = _NIBBLES * 3  # bits 0-1
+_NIBBLE_LOW3: Final = _NIBBLES * 7  # bits 0-2
+_NIBBLE_TOP2: Final = _NIBBLES * 12  # bits 2-3
+_NIBBLE_TOP3: Final = _NIBBLES * 14  # bits 1-3
 # the cards that are wilds, by wild rank (0: none but the joker)
-_WILD_BITS = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
+_WILD_BITS: Final = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
 
 
 def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:

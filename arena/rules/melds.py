@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
 from arena.rules.frozen import by_fields
@@ -22,8 +22,8 @@ from arena.rules.options import RuleSet
 if TYPE_CHECKING:
     from protocol.messages import TableMeld as WireMeld
 
-SET = "set"
-RUN = "run"
+SET: Final = "set"  # Final: compiled, constants (cards.py)
+RUN: Final = "run"
 
 
 class MeldError(ValueError):
@@ -200,7 +200,7 @@ def _shape(cards: list[Card], wild: list[bool], rules: RuleSet, kind: str | None
 
 
 # form_meld's answers: the shape (kind, wild flags, rank, suit, low) or the MeldError's sentence
-_FORMED: PerRules[tuple[tuple[Card, ...], frozenset[int], str | None], tuple[str, tuple[bool, ...], int, int, int] | str] = PerRules()
+_FORMED: Final[PerRules[tuple[tuple[Card, ...], frozenset[int], str | None], tuple[str, tuple[bool, ...], int, int, int] | str]] = PerRules()
 
 
 def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozenset(), kind: str | None = None) -> TableMeld:
@@ -356,7 +356,7 @@ def opening_value(meld: TableMeld, rules: RuleSet) -> int:
 
 
 # opening values by (is a set, its rank or the run's first position, length)
-_OPENING: PerRules[tuple[bool, int, int], int] = PerRules()
+_OPENING: Final[PerRules[tuple[bool, int, int], int]] = PerRules()
 
 
 def _opening_value(is_set: bool, at: int, n: int, rules: RuleSet) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.cards import Card, text
 from arena.rules.frozen import by_fields
 from arena.rules.melds import MeldError, TableMeld, form_meld, lay_off, opening_value, swap_wild
@@ -63,11 +63,18 @@ class TurnOutcome:
         return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
 
-def _take(hand: list[Card], cards: tuple[Card, ...], where: str, rule: str = "RULES 3.2") -> None:
+def _where(n: int, act: TableAction) -> str:
+    """How a refusal names action ``n`` (from 1): said only when one is refused, not for every action checked."""
+    return f"action {n} ({type(act).__name__.lower()})"
+
+
+def _take(hand: list[Card], cards: tuple[Card, ...], n: int, act: TableAction | None, rule: str = "RULES 3.2") -> None:
+    """Take ``cards`` from ``hand`` for action ``n`` (``act``; None: the discard), or IllegalAction."""
     for c in cards:
         try:
             hand.remove(c)
         except ValueError:
+            where = "discard" if act is None else _where(n, act)
             raise IllegalAction(f"{where}: {text(c)} is not in your hand ({rule})") from None
 
 
@@ -142,31 +149,30 @@ class _Turn:
     def table_play(self, play: Play) -> None:
         """Every action in turn, then the opening check: what does not depend on the discard."""
         for i, act in enumerate(play.actions):
-            where = f"action {i + 1} ({type(act).__name__.lower()})"
             if not self.hand:
-                raise IllegalAction(f"{where}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
+                raise IllegalAction(f"{_where(i + 1, act)}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
             if isinstance(act, Meld):
-                self.meld(act, i + 1, where)
+                self.meld(act, i + 1)
             elif isinstance(act, LayOff):
-                self.lay_off(act, i + 1, where)
+                self.lay_off(act, i + 1)
             elif isinstance(act, Swap):
-                self.swap(act, i + 1, where)
+                self.swap(act, i + 1)
             else:  # pragma: no cover - the type union is closed
-                raise IllegalAction(f"{where}: unknown action")
+                raise IllegalAction(f"{_where(i + 1, act)}: unknown action")
         self.check_opening()
 
     # -- the actions (RULES 3.2) ------------------------------------------
-    def meld(self, act: Meld, n: int, where: str) -> None:
+    def meld(self, act: Meld, n: int) -> None:
         rules = self.rules
         if rules.melds_per_turn and not self.all_at_once and self.new_melds >= rules.melds_per_turn:
             raise IllegalAction(
-                f"{where}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
+                f"{_where(n, act)}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
             )
-        _take(self.hand, act.cards, where)
+        _take(self.hand, act.cards, n, act)
         try:
             m = form_meld(list(act.cards), rules, act.marked, act.kind)
         except MeldError as e:
-            raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
+            raise IllegalAction(f"{_where(n, act)}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
         m.id, m.owner = len(self.melds), self.view.seat
         self.settle_wilds(m.cards, m.id, n)
         # Not marked as copied: a later action of this turn on it works on a copy, so ``m``
@@ -186,38 +192,38 @@ class _Turn:
         if self.opening_total >= view.requirement:
             self.opened = True
 
-    def lay_off(self, act: LayOff, n: int, where: str) -> None:
+    def lay_off(self, act: LayOff, n: int) -> None:
         rules, seat = self.rules, self.view.seat
         if not self.opened and not self.any_meld_opens:
-            raise IllegalAction(f"{where}: cannot lay off before opening (RULES 5.2)")
+            raise IllegalAction(f"{_where(n, act)}: cannot lay off before opening (RULES 5.2)")
         m = self.touch_meld(act.meld, n)
         if rules.layoff == "own" and m.owner != seat:
-            raise IllegalAction(f"{where}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
+            raise IllegalAction(f"{_where(n, act)}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
         if rules.layoff == "after_own_meld" and not any(x.owner == seat for x in self.melds):
             raise IllegalAction(
-                f"{where}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
+                f"{_where(n, act)}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
             )
-        _take(self.hand, act.cards, where)
+        _take(self.hand, act.cards, n, act)
         for k, c in enumerate(act.cards):
             try:
                 lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
             except MeldError as e:
-                raise IllegalAction(f"{where}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
+                raise IllegalAction(f"{_where(n, act)}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
             self.settle_wilds((c,), m.id, n)
         self.effects.append({"kind": "layoff", "seat": seat, "meld": m.id, "cards": list(act.cards)})
 
-    def swap(self, act: Swap, n: int, where: str) -> None:
+    def swap(self, act: Swap, n: int) -> None:
         rules = self.rules
         if rules.joker_swap == "none":
-            raise IllegalAction(f"{where}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
+            raise IllegalAction(f"{_where(n, act)}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
         if not self.opened and (not self.any_meld_opens or rules.joker_swap == "after_opening"):
-            raise IllegalAction(f"{where}: cannot swap a wild before opening (RULES 5.2)")
+            raise IllegalAction(f"{_where(n, act)}: cannot swap a wild before opening (RULES 5.2)")
         m = self.touch_meld(act.meld, n)
-        _take(self.hand, (act.card,), where)
+        _take(self.hand, (act.card,), n, act)
         try:
             wild = swap_wild(m, act.card, rules, act.wild)
         except MeldError as e:
-            raise IllegalAction(f"{where}: {e}") from None
+            raise IllegalAction(f"{_where(n, act)}: {e}") from None
         self.hand.append(wild)
         if rules.swapped_wild_must_be_melded:
             self.pending_wilds.append((wild, m.id))
@@ -284,7 +290,7 @@ class _Turn:
             raise IllegalAction(
                 f"cannot discard {text(card)}: it is (or equals) the card taken from the discard pile this turn (RULES 3.3)"
             )
-        _take(hand, (card,), "discard", "RULES 3.3")
+        _take(hand, (card,), 0, None, "RULES 3.3")
         for k, (pc, _origin) in enumerate(self.pending_wilds):
             if pc == card:
                 del self.pending_wilds[k]
