@@ -104,6 +104,17 @@ _NIBBLE_TOP3: Final = _NIBBLES * 14  # bits 1-3
 _WILD_BITS: Final = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
 
 
+def _taken(cards: list[Card], meld: tuple[Card, ...]) -> bool:
+    """Take ``meld``'s cards out of ``cards``; False (and ``cards`` partly taken) if one is not there.
+    Asked first, not by ``remove``'s ValueError: overlapping candidates are common, and compiled,
+    an exception costs more than the second look."""
+    for c in meld:
+        if c not in cards:
+            return False
+        cards.remove(c)
+    return True
+
+
 def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
     """``_partnered`` as a dict from each card of ``hand``."""
     mask = _partnered(hand, rules)
@@ -228,11 +239,8 @@ class GreedyPolicy:
             if len(chosen) >= limit:
                 break
             trial = list(rest)
-            try:
-                for c in m:
-                    trial.remove(c)
-            except ValueError:
-                continue
+            if not _taken(trial, m):
+                continue  # it shares a card with a meld chosen before
             rest = trial
             chosen.append((m, shape))
             total += value

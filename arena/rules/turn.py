@@ -4,7 +4,9 @@
 ``TurnView``, which both the game and a bot's observation provide) and a
 ``Play``, and returns the outcome without touching its inputs, or raises
 ``IllegalAction`` naming the first action that breaks a rule.  The game
-applies the outcome; policies use the same function to test their moves.
+applies the outcome; policies use the same function to test their moves, or
+``refusal``, which returns the refusal instead (worked out without raising it
+where it can: the opening and end checks return theirs).
 """
 
 from __future__ import annotations
@@ -80,32 +82,35 @@ def _take(hand: list[Card], cards: tuple[Card, ...], n: int, act: TableAction | 
 
 def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
     """The outcome of ``play``, or IllegalAction; nothing passed in is changed."""
-    try:
-        return _Turn(rules, view).run(play)
-    except IllegalAction as first:
-        if not _may_go_out_without_minimum(rules, view):
-            raise
-        # RULES 5.1: going out in one turn needs no minimum, so judge the play as if none were
-        # needed; it stands only if it goes out, and otherwise the first reason is the answer.
-        try:
-            outcome = _Turn(rules, replace(view, requirement=0)).run(play)
-        except IllegalAction as second:
-            # refused at its discard without the minimum: another discard might have gone out
-            first.whatever_the_discard = first.whatever_the_discard and second.whatever_the_discard
-            raise first from None
-        if not outcome.out:
-            # a discard takes one card whichever it is, so no other discard goes out either
-            raise first from None
-        return outcome
+    outcome = _worked_out(rules, view, play)
+    if isinstance(outcome, IllegalAction):
+        raise outcome
+    return outcome
 
 
 def refusal(rules: RuleSet, view: TurnView, play: Play) -> IllegalAction | None:
     """Why ``simulate_play`` refuses ``play`` (its ``IllegalAction``), or None if it is legal."""
-    try:
-        simulate_play(rules, view, play)
-    except IllegalAction as refused:
-        return refused
-    return None
+    outcome = _worked_out(rules, view, play)
+    return outcome if isinstance(outcome, IllegalAction) else None
+
+
+def _worked_out(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome | IllegalAction:
+    """``simulate_play``'s answer, a refusal returned: policies ask about many plays that are refused,
+    and compiled, a raised exception costs a traceback entry in every function it leaves."""
+    first = _Turn(rules, view).attempt(play)
+    if isinstance(first, TurnOutcome) or not _may_go_out_without_minimum(rules, view):
+        return first
+    # RULES 5.1: going out in one turn needs no minimum, so judge the play as if none were
+    # needed; it stands only if it goes out, and otherwise the first reason is the answer.
+    second = _Turn(rules, replace(view, requirement=0)).attempt(play)
+    if isinstance(second, IllegalAction):
+        # refused at its discard without the minimum: another discard might have gone out
+        first.whatever_the_discard = first.whatever_the_discard and second.whatever_the_discard
+        return first
+    if not second.out:
+        # a discard takes one card whichever it is, so no other discard goes out either
+        return first
+    return second
 
 
 def _may_go_out_without_minimum(rules: RuleSet, view: TurnView) -> bool:
@@ -135,19 +140,29 @@ class _Turn:
         self.pending_wilds: list[tuple[Card, int]] = []  # swapped wilds still to be melded: (card, origin meld)
         self.effects: list[dict[str, Any]] = []
 
-    def run(self, play: Play) -> TurnOutcome:
+    def attempt(self, play: Play) -> TurnOutcome | IllegalAction:
+        """The outcome, or the first refusal (returned; the actions and the discard raise theirs)."""
         try:
             self.table_play(play)
-        except IllegalAction as refused:
-            refused.whatever_the_discard = True  # nothing below has looked at the discard yet
-            raise
-        out = self.discard(play.discard)
+        except IllegalAction as in_actions:
+            in_actions.whatever_the_discard = True  # nothing below has looked at the discard yet
+            return in_actions
+        refused = self.opening_refusal()  # the most frequent refusal a policy meets: returned, not raised
+        if refused is not None:
+            refused.whatever_the_discard = True
+            return refused
         table_played = bool(play.actions)
-        self.check_end(table_played, out)
+        try:
+            out = self.discard(play.discard)
+        except IllegalAction as at_discard:
+            return at_discard
+        refused = self.end_refusal(table_played, out)
+        if refused is not None:
+            return refused
         return TurnOutcome(self.hand, self.melds, self.opened, out, play.discard, table_played, self.effects)
 
     def table_play(self, play: Play) -> None:
-        """Every action in turn, then the opening check: what does not depend on the discard."""
+        """Every action in turn: what, with the opening check, does not depend on the discard."""
         for i, act in enumerate(play.actions):
             if not self.hand:
                 raise IllegalAction(f"{_where(i + 1, act)}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
@@ -159,7 +174,6 @@ class _Turn:
                 self.swap(act, i + 1)
             else:  # pragma: no cover - the type union is closed
                 raise IllegalAction(f"{_where(i + 1, act)}: unknown action")
-        self.check_opening()
 
     # -- the actions (RULES 3.2) ------------------------------------------
     def meld(self, act: Meld, n: int) -> None:
@@ -260,20 +274,21 @@ class _Turn:
                     break
 
     # -- after the actions --------------------------------------------------
-    def check_opening(self) -> None:
+    def opening_refusal(self) -> IllegalAction | None:
         """A turn that does not open has no melds; only_to_open needs the taken card in the opening (RULES 5.1, 3.1)."""
         view, rules = self.view, self.rules
         if not self.opened and self.new_melds:
-            raise IllegalAction(
+            return IllegalAction(
                 f"your new melds total {self.opening_total} points, short of the {view.requirement} needed to open; "
                 f"a turn that does not open may contain no melds (RULES 5.1)"
             )
         if (view.took_discard and not view.opened and rules.take_discard_before_opening == "only_to_open"
                 and not self.drawn_in_opening):
-            raise IllegalAction(
+            return IllegalAction(
                 "you took the discard before opening, so this turn must open with melds that contain that card "
                 "(take_discard_before_opening = only_to_open, RULES 3.1)"
             )
+        return None
 
     def discard(self, card: Card | None) -> bool:
         """The discard, or going out by table play (RULES 3.3, 3.4); whether the hand is now empty."""
@@ -297,14 +312,15 @@ class _Turn:
                 break
         return not hand
 
-    def check_end(self, table_played: bool, out: bool) -> None:
+    def end_refusal(self, table_played: bool, out: bool) -> IllegalAction | None:
         """No swapped wild left unmelded (RULES 4.4); table play only when going out in all-at-once deals (RULES 3.5)."""
         if self.pending_wilds:
-            raise IllegalAction(
+            return IllegalAction(
                 f"the wild {text(self.pending_wilds[0][0])} taken by a swap must go into another meld or be the discard this turn "
                 f"(swapped_wild_must_be_melded, RULES 4.4)"
             )
         if self.all_at_once and table_played and not out:
-            raise IllegalAction(
+            return IllegalAction(
                 f"in deal {self.view.deal} you may meld, lay off or swap only in a turn in which you go out (meld_all_at_once_deals, RULES 3.5)"
             )
+        return None
