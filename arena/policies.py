@@ -17,7 +17,7 @@ from typing import Final, Protocol
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.candidates import candidate_melds, candidate_shapes
 from arena.rules.cards import JOKER, Card
-from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
+from arena.rules.melds import TableMeld, is_wild_card, laid_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
@@ -293,10 +293,8 @@ class GreedyPolicy:
                 if c == JOKER and self._wilds_full(target):
                     continue  # lay_off would refuse it (RULES 4.3)
                 trial_meld = target.copy()
-                try:
-                    lay_off(trial_meld, c, rules)
-                except MeldError:
-                    continue
+                if isinstance(laid_off(trial_meld, c, rules), str):
+                    continue  # it does not fit
                 table[i] = trial_meld
                 for k in _accepting(target):
                     if k in wanted:
