@@ -152,11 +152,9 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
         sizes.append(len(p.actions) / 4)
     # counted only as far as the last index reached (the tensor is mostly empty play slots);
     # fromiter with the length given reads the list faster than bincount's own conversion
-    counts = np.bincount(np.fromiter(idx, np.intp, len(idx)))
-    x = np.zeros(SIZE, dtype=np.float32)
+    counts = _bincount(_fromiter(idx, _INTP, len(idx)))
+    x = _zeros(SIZE, _FLOAT32)
     x[:counts.size] = counts
-    if plays:
-        x[PLAYS + 2 * CARDS + 1:PLAYS + len(plays) * PLAY_FEATURES:PLAY_FEATURES] = sizes
     me = obs.seat
     # all floats: numpy reads a list of one type faster than one of bools, ints and floats
     scalars: list[float] = [
@@ -176,12 +174,30 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
         scalars.append(total)
         scalars.append(1.0 if obs.opened[s] else 0.0)
         scalars.append(1.0 if obs.current == s else 0.0)
-    x[SCALAR:SCALAR + len(scalars)] = scalars
+    # the scalars and the plays' sizes in one store, through their positions (made once per shape)
+    key = len(scalars) * (MAX_PLAYS + 1) + len(sizes)
+    at = _POSITIONS.get(key)
+    if at is None:
+        at = _POSITIONS[key] = np.array(
+            [*range(SCALAR, SCALAR + len(scalars)),
+             *range(PLAYS + 2 * CARDS + 1, PLAYS + len(sizes) * PLAY_FEATURES, PLAY_FEATURES)], dtype=np.intp)
+    scalars += sizes
+    x[at] = scalars
     if not mine:
         return x, _NO_MOVE.copy()  # not this seat's decision: nothing allowed
     if obs.phase == "draw":
         return x, _DRAW_MASKS[(1 if STOCK in obs.legal_draws else 0) + (2 if DISCARD in obs.legal_draws else 0)].copy()
     return x, _PLAY_MASKS[len(plays)].copy()
+
+
+# numpy's functions and types as statics (compiled, ``np.zeros`` is two dict look-ups at each call)
+_bincount: Final = np.bincount
+_fromiter: Final = np.fromiter
+_zeros: Final = np.zeros
+_INTP: Final = np.intp
+_FLOAT32: Final = np.float32
+# the tensor positions of the scalars and the plays' sizes, by len(scalars) * (MAX_PLAYS + 1) + len(plays)
+_POSITIONS: Final[dict[int, np.ndarray]] = {}
 
 
 def _mask(allowed: list[int]) -> np.ndarray:
