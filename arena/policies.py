@@ -104,6 +104,13 @@ _NIBBLE_TOP3: Final = _NIBBLES * 14  # bits 1-3
 _WILD_BITS: Final = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
 
 
+def _worst_first(cards: list[Card], partnered: int, values: list[int]) -> list[Card]:
+    """``cards``, those in no partial meld (``partnered``: ``_partnered``'s mask) first, then the highest
+    valued.  A function of its own: compiled, a closure inside ``_finish`` would keep that function's
+    variables in a cell object at every call, where this order is wanted only when a discard is refused."""
+    return sorted(cards, key=lambda c: (partnered >> c & 1, -values[c]))
+
+
 def _taken(cards: list[Card], meld: tuple[Card, ...]) -> bool:
     """Take ``meld``'s cards out of ``cards``; False (and ``cards`` partly taken) if one is not there.
     Asked first, not by ``remove``'s ValueError: overlapping candidates are common, and compiled,
@@ -354,15 +361,11 @@ class GreedyPolicy:
             return p if refusal(rules, view, p) is None else None
         partnered = _partnered(rest, rules)
         values = self._values
-
-        def worst_first(c: Card) -> tuple[int, int]:  # in no partial meld, then highest value
-            return partnered >> c & 1, -values[c]
-
         choices = _discardable(view, [c for c in rest if c != JOKER] or rest)
         if not choices:
             return None
         table_play = tuple(actions)
-        first = choices[0]  # the first least by worst_first, as min() finds it (spelt out: no calls)
+        first = choices[0]  # the first least by _worst_first's order, as min() finds it (spelt out: no calls)
         first_p, first_v = partnered >> first & 1, values[first]
         for c in choices:
             cp = partnered >> c & 1
@@ -374,7 +377,7 @@ class GreedyPolicy:
             return p
         if refused.whatever_the_discard:
             return None  # the table actions themselves are refused: no other discard helps
-        for c in sorted(choices, key=worst_first)[1:3]:
+        for c in _worst_first(choices, partnered, values)[1:3]:
             p = Play(table_play, c)
             if refusal(rules, view, p) is None:
                 return p
