@@ -5,7 +5,8 @@ fixed: a run knows its suit and the position of its first card (positions
 1..13, and 14 for an ace above the king under ``high_or_low``; under ``wrap``
 positions go round modulo 13); a set knows its rank.  Everything here is a
 pure function of the cards and the ``RuleSet``; errors are ``MeldError`` with a
-sentence that names the rule.
+sentence that names the rule (``laid_off``, for planners trying many lay-offs,
+returns that sentence instead of raising it).
 """
 
 from __future__ import annotations
