@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from arena.rules.actions import DISCARD, STOCK, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.candidates import candidate_melds, candidate_shapes
 from arena.rules.cards import JOKER, Card
-from arena.rules.melds import MeldError, TableMeld, is_wild_card, lay_off, opening_value
+from arena.rules.melds import TableMeld, is_wild_card, laid_off, opening_value
 from arena.rules.observation import Observation
 from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
@@ -92,12 +92,34 @@ def _partnered(hand: list[Card], rules: RuleSet) -> int:
     return out & (held | 1)  # and the joker (card 0, never in held), always a wild
 
 
-_NIBBLES = sum(1 << 4 * r for r in range(15))
-_NIBBLE_BOTTOM, _NIBBLE_TOP = _NIBBLES, _NIBBLES << 3  # bit 0 of each nibble; bit 3
-_NIBBLE_LOW2, _NIBBLE_LOW3 = _NIBBLES * 3, _NIBBLES * 7  # bits 0-1; bits 0-2
-_NIBBLE_TOP2, _NIBBLE_TOP3 = _NIBBLES * 12, _NIBBLES * 14  # bits 2-3; bits 1-3
+# Final: compiled, statics (a plain global is a dict look-up at each use)
+_NIBBLES: Final = sum(1 << 4 * r for r in range(15))
+_NIBBLE_BOTTOM: Final = _NIBBLES  # bit 0 of each nibble
+_NIBBLE_TOP: Final = _NIBBLES << 3  # bit 3
+_NIBBLE_LOW2: Final = _NIBBLES * 3  # bits 0-1
+_NIBBLE_LOW3: Final = _NIBBLES * 7  # bits 0-2
+_NIBBLE_TOP2: Final = _NIBBLES * 12  # bits 2-3
+_NIBBLE_TOP3: Final = _NIBBLES * 14  # bits 1-3
 # the cards that are wilds, by wild rank (0: none but the joker)
-_WILD_BITS = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
+_WILD_BITS: Final = [1] + [1 | 15 << 4 * r for r in range(1, 14)]
+
+
+def _worst_first(cards: list[Card], partnered: int, values: list[int]) -> list[Card]:
+    """``cards``, those in no partial meld (``partnered``: ``_partnered``'s mask) first, then the highest
+    valued.  A function of its own: compiled, a closure inside ``_finish`` would keep that function's
+    variables in a cell object at every call, where this order is wanted only when a discard is refused."""
+    return sorted(cards, key=lambda c: (partnered >> c & 1, -values[c]))
+
+
+def _taken(cards: list[Card], meld: tuple[Card, ...]) -> bool:
+    """Take ``meld``'s cards out of ``cards``; False (and ``cards`` partly taken) if one is not there.
+    Asked first, not by ``remove``'s ValueError: overlapping candidates are common, and compiled,
+    an exception costs more than the second look."""
+    for c in meld:
+        if c not in cards:
+            return False
+        cards.remove(c)
+    return True
 
 
 def _partials(hand: list[Card], rules: RuleSet) -> dict[Card, bool]:
@@ -224,11 +246,8 @@ class GreedyPolicy:
             if len(chosen) >= limit:
                 break
             trial = list(rest)
-            try:
-                for c in m:
-                    trial.remove(c)
-            except ValueError:
-                continue
+            if not _taken(trial, m):
+                continue  # it shares a card with a meld chosen before
             rest = trial
             chosen.append((m, shape))
             total += value
@@ -281,10 +300,8 @@ class GreedyPolicy:
                 if c == JOKER and self._wilds_full(target):
                     continue  # lay_off would refuse it (RULES 4.3)
                 trial_meld = target.copy()
-                try:
-                    lay_off(trial_meld, c, rules)
-                except MeldError:
-                    continue
+                if isinstance(laid_off(trial_meld, c, rules), str):
+                    continue  # it does not fit
                 table[i] = trial_meld
                 for k in _accepting(target):
                     if k in wanted:
@@ -344,15 +361,11 @@ class GreedyPolicy:
             return p if refusal(rules, view, p) is None else None
         partnered = _partnered(rest, rules)
         values = self._values
-
-        def worst_first(c: Card) -> tuple[int, int]:  # in no partial meld, then highest value
-            return partnered >> c & 1, -values[c]
-
         choices = _discardable(view, [c for c in rest if c != JOKER] or rest)
         if not choices:
             return None
         table_play = tuple(actions)
-        first = choices[0]  # the first least by worst_first, as min() finds it (spelt out: no calls)
+        first = choices[0]  # the first least by _worst_first's order, as min() finds it (spelt out: no calls)
         first_p, first_v = partnered >> first & 1, values[first]
         for c in choices:
             cp = partnered >> c & 1
@@ -364,7 +377,7 @@ class GreedyPolicy:
             return p
         if refused.whatever_the_discard:
             return None  # the table actions themselves are refused: no other discard helps
-        for c in sorted(choices, key=worst_first)[1:3]:
+        for c in _worst_first(choices, partnered, values)[1:3]:
             p = Play(table_play, c)
             if refusal(rules, view, p) is None:
                 return p

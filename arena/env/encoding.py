@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import numpy as np
@@ -31,22 +31,28 @@ from arena.rules.options import RuleSet
 from arena.rules.search import safe_play
 from arena.rules.turn import refusal
 
-CARDS = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)
-MAX_SEATS = 8
-MAX_PLAYS = 62
-ACTIONS = 2 + MAX_PLAYS  # 0: draw from stock, 1: take the discard, 2 + k: play candidate k
-DRAW_STOCK, DRAW_DISCARD = 0, 1
-SEAT_FEATURES = 6  # present, in game, hand size / 20, total / target, opened, is current
-PLAY_FEATURES = 2 * CARDS + 4  # cards put on the table, the discard, goes out, table actions / 4, greedy's, present
-SCALARS = 12
+# Final: mypyc compiles these to constants (a plain module global is a dict look-up at each use)
+CARDS: Final = 56  # card ids 0..55 (cards.py: rank * 4 + suit, joker 0; ids 1..3 unused)
+MAX_SEATS: Final = 8
+MAX_PLAYS: Final = 62
+ACTIONS: Final = 2 + MAX_PLAYS  # 0: draw from stock, 1: take the discard, 2 + k: play candidate k
+DRAW_STOCK: Final = 0
+DRAW_DISCARD: Final = 1
+SEAT_FEATURES: Final = 6  # present, in game, hand size / 20, total / target, opened, is current
+PLAY_FEATURES: Final = 2 * CARDS + 4  # cards put on the table, the discard, goes out, table actions / 4, greedy's, present
+SCALARS: Final = 12
 
 # offsets into the tensor (protocol/ENV.md lists them)
-HAND, DRAWN, TOP, PILE, TABLE = (i * CARDS for i in range(5))
-SCALAR = 5 * CARDS
-SEATS = SCALAR + SCALARS
-PLAYS = SEATS + MAX_SEATS * SEAT_FEATURES
-SIZE = PLAYS + MAX_PLAYS * PLAY_FEATURES
-BOUND = 1000.0  # no entry reaches it: counts, flags, and scaled sizes, totals, turns and deals
+HAND: Final = 0
+DRAWN: Final = CARDS
+TOP: Final = 2 * CARDS
+PILE: Final = 3 * CARDS
+TABLE: Final = 4 * CARDS
+SCALAR: Final = 5 * CARDS
+SEATS: Final = SCALAR + SCALARS
+PLAYS: Final = SEATS + MAX_SEATS * SEAT_FEATURES
+SIZE: Final = PLAYS + MAX_PLAYS * PLAY_FEATURES
+BOUND: Final = 1000.0  # no entry reaches it: counts, flags, and scaled sizes, totals, turns and deals
 
 
 @dataclass(slots=True, init=False)
@@ -107,7 +113,8 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
     obs, rules = decision.observation, decision.rules
     # Every count entry (the card blocks and the plays' cards and flags) is one index in ``idx``,
     # counted by a single bincount: far cheaper than one numpy store per card.  (Plain loops:
-    # compiled, they beat ``idx += map(PILE.__add__, ...)``.)
+    # compiled, they beat ``idx += map(PILE.__add__, ...)``; numpy's calls, not these loops, are
+    # most of the time, so there are as few of them as can be.)
     idx = list(obs.hand)
     if obs.drawn is not None:
         idx.append(DRAWN + obs.drawn)
@@ -143,34 +150,67 @@ def encode(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
             idx.append(flags + 2)
         idx.append(flags + 3)
         sizes.append(len(p.actions) / 4)
-    # counted only as far as the last index reached (the tensor is mostly empty play slots)
-    counts = np.bincount(idx)
-    x = np.zeros(SIZE, dtype=np.float32)
+    # counted only as far as the last index reached (the tensor is mostly empty play slots);
+    # fromiter with the length given reads the list faster than bincount's own conversion
+    counts = _bincount(_fromiter(idx, _INTP, len(idx)))
+    x = _zeros(SIZE, _FLOAT32)
     x[:counts.size] = counts
-    if plays:
-        x[PLAYS + 2 * CARDS + 1:PLAYS + len(plays) * PLAY_FEATURES:PLAY_FEATURES] = sizes
     me = obs.seat
+    # all floats: numpy reads a list of one type faster than one of bools, ints and floats
     scalars: list[float] = [
-        obs.phase == "draw", obs.phase == "play", obs.took_discard, obs.opened[me], obs.opening_requirement / 100,
-        obs.must_go_out_to_meld, obs.played_before, obs.stock_size / 100, obs.deal / 10, obs.turn / 100,
-        obs.rebuilds, DISCARD in obs.legal_draws,
+        1.0 if obs.phase == "draw" else 0.0, 1.0 if obs.phase == "play" else 0.0, 1.0 if obs.took_discard else 0.0,
+        1.0 if obs.opened[me] else 0.0, obs.opening_requirement / 100, 1.0 if obs.must_go_out_to_meld else 0.0,
+        1.0 if obs.played_before else 0.0, obs.stock_size / 100, obs.deal / 10, obs.turn / 100, float(obs.rebuilds),
+        1.0 if DISCARD in obs.legal_draws else 0.0,
     ]
     n = len(obs.hand_sizes)
     target = max(rules.target, 1)
     for k in range(min(n, MAX_SEATS)):
         s = (me + k) % n  # relative seats: 0 is the observing seat, then clockwise
         total = min(max(obs.totals[s] / target, -BOUND), BOUND)  # a tiny target could pass the bound
-        scalars += (1.0, obs.in_game[s], obs.hand_sizes[s] / 20, total, obs.opened[s], obs.current == s)
-    x[SCALAR:SCALAR + len(scalars)] = scalars
-    mask = np.zeros(ACTIONS, dtype=np.int8)
+        scalars.append(1.0)
+        scalars.append(1.0 if obs.in_game[s] else 0.0)
+        scalars.append(obs.hand_sizes[s] / 20)
+        scalars.append(total)
+        scalars.append(1.0 if obs.opened[s] else 0.0)
+        scalars.append(1.0 if obs.current == s else 0.0)
+    # the scalars and the plays' sizes in one store, through their positions (made once per shape)
+    key = len(scalars) * (MAX_PLAYS + 1) + len(sizes)
+    at = _POSITIONS.get(key)
+    if at is None:
+        at = _POSITIONS[key] = np.array(
+            [*range(SCALAR, SCALAR + len(scalars)),
+             *range(PLAYS + 2 * CARDS + 1, PLAYS + len(sizes) * PLAY_FEATURES, PLAY_FEATURES)], dtype=np.intp)
+    scalars += sizes
+    x[at] = scalars
     if not mine:
-        return x, mask  # not this seat's decision: nothing allowed
+        return x, _NO_MOVE.copy()  # not this seat's decision: nothing allowed
     if obs.phase == "draw":
-        mask[DRAW_STOCK] = STOCK in obs.legal_draws
-        mask[DRAW_DISCARD] = DISCARD in obs.legal_draws
-    else:
-        mask[2:2 + len(plays)] = 1
-    return x, mask
+        return x, _DRAW_MASKS[(1 if STOCK in obs.legal_draws else 0) + (2 if DISCARD in obs.legal_draws else 0)].copy()
+    return x, _PLAY_MASKS[len(plays)].copy()
+
+
+# numpy's functions and types as statics (compiled, ``np.zeros`` is two dict look-ups at each call)
+_bincount: Final = np.bincount
+_fromiter: Final = np.fromiter
+_zeros: Final = np.zeros
+_INTP: Final = np.intp
+_FLOAT32: Final = np.float32
+# the tensor positions of the scalars and the plays' sizes, by len(scalars) * (MAX_PLAYS + 1) + len(plays)
+_POSITIONS: Final[dict[int, np.ndarray]] = {}
+
+
+def _mask(allowed: list[int]) -> np.ndarray:
+    mask = np.zeros(ACTIONS, dtype=np.int8)
+    mask[allowed] = 1
+    return mask
+
+
+# the masks there can be, copied (one numpy call, where making one is two or three)
+_NO_MOVE: Final = _mask([])
+_DRAW_MASKS: Final = tuple(_mask([a for a, bit in ((DRAW_STOCK, 1), (DRAW_DISCARD, 2)) if k & bit])
+                           for k in range(4))  # index: 1 if the stock is allowed, + 2 if the discard is
+_PLAY_MASKS: Final = tuple(_mask(list(range(2, 2 + k))) for k in range(MAX_PLAYS + 1))
 
 
 def decide(rules: RuleSet, obs: Observation, greedy: GreedyPolicy | None = None) -> Decision:

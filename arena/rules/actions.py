@@ -14,6 +14,7 @@ and replay reads them back); the referee uses ``play_from_wire`` for a bot's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from arena.rules.cards import Card, CardError, parse, text
 from arena.rules.frozen import by_fields
@@ -33,8 +34,8 @@ class IllegalAction(ValueError):
         self.whatever_the_discard = False  # set in __init__: compiled, a class default would not reach instances
 
 
-STOCK = "stock"
-DISCARD = "discard"
+STOCK: Final = "stock"  # Final: compiled, constants (cards.py)
+DISCARD: Final = "discard"
 
 
 # The hot dataclasses of the engine write their ``__init__`` out (``init=False``): mypyc compiles

@@ -7,6 +7,8 @@ finishes turns from them, and the built-in policies plan with them.
 
 from __future__ import annotations
 
+from typing import Final
+
 from arena.rules.cards import JOKER, Card, make, suit_of
 from arena.rules.melds import (
     RUN,
@@ -22,8 +24,8 @@ from arena.rules.melds import (
 from arena.rules.memo import PerRules
 from arena.rules.options import RuleSet
 
-_RANK_RANGE = range(1, 14)
-_WRAP_RANKS = tuple(position_rank(p) for p in range(28))  # rank at each run position under wrap
+_RANK_RANGE: Final = range(1, 14)  # Final: compiled, a static (cards.py)
+_WRAP_RANKS: Final = tuple(position_rank(p) for p in range(28))  # rank at each run position under wrap
 
 
 def _wild_allowance(naturals: int, rules: RuleSet) -> int:
@@ -103,8 +105,8 @@ _Shape = tuple[tuple[Card, ...], str, tuple[bool, ...], int, int, int]
 # Without a wild rank the only wilds are jokers, all equal, so the candidates of one rank depend only
 # on its cards (in hand order) and the number of jokers, and those of one suit only on its ranks and
 # that number: worked out once per rule set, as the ranks and suits of hands recur.
-_RANK_SHAPES: PerRules[tuple[tuple[Card, ...], int], tuple[_Shape, ...]] = PerRules()
-_SUIT_SHAPES: PerRules[int, tuple[_Shape, ...]] = PerRules()  # key: suit | ranks << 2 | jokers << 17
+_RANK_SHAPES: Final[PerRules[tuple[tuple[Card, ...], int], tuple[_Shape, ...]]] = PerRules()
+_SUIT_SHAPES: Final[PerRules[int, tuple[_Shape, ...]]] = PerRules()  # key: suit | ranks << 2 | jokers << 17
 
 
 def _frozen(found: list[_Candidate], rules: RuleSet) -> tuple[_Shape, ...]:
@@ -118,7 +120,7 @@ def _frozen(found: list[_Candidate], rules: RuleSet) -> tuple[_Shape, ...]:
 
 
 # the last hands asked about (a hand is asked about again within a turn: the policy, the env's candidates)
-_HAND_SHAPES: PerRules[tuple[Card, ...], tuple[_Shape, ...]] = PerRules(limit=256)
+_HAND_SHAPES: Final[PerRules[tuple[Card, ...], tuple[_Shape, ...]]] = PerRules(limit=256)
 
 
 def _joker_candidates(hand: list[Card], rules: RuleSet) -> tuple[_Shape, ...]:

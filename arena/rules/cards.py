@@ -12,10 +12,11 @@ case-insensitive and ``10`` is accepted for ``T``; output is upper-case.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 Card = int
 
-JOKER: Card = 0
+JOKER: Final[Card] = 0  # Final: compiled, a constant (a plain global is a dict look-up at each use)
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
 RANK_NAMES: dict[int, str] = {i + 1: r for i, r in enumerate(RANKS)}

@@ -5,14 +5,15 @@ fixed: a run knows its suit and the position of its first card (positions
 1..13, and 14 for an ace above the king under ``high_or_low``; under ``wrap``
 positions go round modulo 13); a set knows its rank.  Everything here is a
 pure function of the cards and the ``RuleSet``; errors are ``MeldError`` with a
-sentence that names the rule.
+sentence that names the rule (``laid_off``, for planners trying many lay-offs,
+returns that sentence instead of raising it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from arena.rules.cards import JOKER, RANK_NAMES, Card, make, rank_of, suit_of, text
 from arena.rules.frozen import by_fields
@@ -22,8 +23,8 @@ from arena.rules.options import RuleSet
 if TYPE_CHECKING:
     from protocol.messages import TableMeld as WireMeld
 
-SET = "set"
-RUN = "run"
+SET: Final = "set"  # Final: compiled, constants (cards.py)
+RUN: Final = "run"
 
 
 class MeldError(ValueError):
@@ -91,19 +92,27 @@ def _plural(n: int) -> str:
 
 
 def check_wild_limits(kind: str, cards: list[Card], wild: list[bool], rules: RuleSet) -> None:
+    problem = _wild_limits_problem(kind, cards, wild, rules)
+    if problem is not None:
+        raise MeldError(problem)
+
+
+def _wild_limits_problem(kind: str, cards: list[Card], wild: list[bool], rules: RuleSet) -> str | None:
+    """``check_wild_limits``'s MeldError sentence, or None."""
     wilds = sum(wild)
     naturals = len(cards) - wilds
     if naturals < 1:
-        raise MeldError("a meld needs at least one natural card (RULES 4.3)")
+        return "a meld needs at least one natural card (RULES 4.3)"
     if rules.max_wilds_per_meld and wilds > rules.max_wilds_per_meld:
         n = rules.max_wilds_per_meld
-        raise MeldError(f"at most {n} wild{_plural(n)} per meld (max_wilds_per_meld, RULES 4.3)")
+        return f"at most {n} wild{_plural(n)} per meld (max_wilds_per_meld, RULES 4.3)"
     if rules.wilds_at_most_naturals and wilds > naturals:
-        raise MeldError("wilds may not outnumber the natural cards of a meld (wilds_at_most_naturals, RULES 4.3)")
+        return "wilds may not outnumber the natural cards of a meld (wilds_at_most_naturals, RULES 4.3)"
     if kind == RUN and not rules.wilds_adjacent:
         for i in range(1, len(wild)):
             if wild[i] and wild[i - 1]:
-                raise MeldError("two wilds may not stand next to each other in a run (wilds_adjacent, RULES 4.3)")
+                return "two wilds may not stand next to each other in a run (wilds_adjacent, RULES 4.3)"
+    return None
 
 
 def _max_position(rules: RuleSet) -> int:
@@ -148,6 +157,14 @@ def _run_low(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
 
 
 def _set_rank(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
+    rank = _set_rank_or_problem(cards, wild, rules)
+    if isinstance(rank, str):
+        raise MeldError(rank)
+    return rank
+
+
+def _set_rank_or_problem(cards: list[Card], wild: list[bool], rules: RuleSet) -> int | str:
+    """``_set_rank``, or its MeldError sentence."""
     rank = 0
     suits: set[int] = set()
     distinct = rules.set_distinct_suits
@@ -155,14 +172,14 @@ def _set_rank(cards: list[Card], wild: list[bool], rules: RuleSet) -> int:
         if wild[i]:
             continue
         if rank and c >> 2 != rank:  # rank_of
-            raise MeldError("the cards of a set must all be of one rank (RULES 4.1)")
+            return "the cards of a set must all be of one rank (RULES 4.1)"
         rank = c >> 2
         if distinct:
             if c & 3 in suits:  # suit_of
-                raise MeldError("no two natural cards of a set may share a suit (set_distinct_suits, RULES 4.1)")
+                return "no two natural cards of a set may share a suit (set_distinct_suits, RULES 4.1)"
             suits.add(c & 3)
     if len(cards) > rules.set_max:
-        raise MeldError(f"a set has at most {rules.set_max} cards (set_max, RULES 4.1)")
+        return f"a set has at most {rules.set_max} cards (set_max, RULES 4.1)"
     return rank
 
 
@@ -200,7 +217,7 @@ def _shape(cards: list[Card], wild: list[bool], rules: RuleSet, kind: str | None
 
 
 # form_meld's answers: the shape (kind, wild flags, rank, suit, low) or the MeldError's sentence
-_FORMED: PerRules[tuple[tuple[Card, ...], frozenset[int], str | None], tuple[str, tuple[bool, ...], int, int, int] | str] = PerRules()
+_FORMED: Final[PerRules[tuple[tuple[Card, ...], frozenset[int], str | None], tuple[str, tuple[bool, ...], int, int, int] | str]] = PerRules()
 
 
 def form_meld(cards: list[Card], rules: RuleSet, marked: frozenset[int] = frozenset(), kind: str | None = None) -> TableMeld:
@@ -263,6 +280,16 @@ def lay_off(meld: TableMeld, card: Card, rules: RuleSet, as_wild: bool = False, 
 
     Raises MeldError and leaves the meld unchanged when the card does not fit.
     """
+    fitted = laid_off(meld, card, rules, as_wild, end)
+    if isinstance(fitted, str):
+        raise MeldError(fitted)
+    return fitted
+
+
+def laid_off(meld: TableMeld, card: Card, rules: RuleSet, as_wild: bool = False, end: str | None = None) -> bool | str:
+    """``lay_off``, its refusal returned (the MeldError's sentence) instead: a planner tries many
+    lay-offs that do not fit, and compiled, an exception costs a traceback entry in every
+    function it leaves."""
     natural_possible = card != JOKER and not as_wild
     if meld.kind == SET:
         if natural_possible and rank_of(card) == meld.rank:
@@ -270,11 +297,15 @@ def lay_off(meld: TableMeld, card: Card, rules: RuleSet, as_wild: bool = False, 
         elif is_wild_card(card, rules):
             wild = True
         else:
-            raise MeldError(f"{text(card)} does not fit a set of {RANK_NAMES[meld.rank]}s (RULES 4.1)")
+            return f"{text(card)} does not fit a set of {RANK_NAMES[meld.rank]}s (RULES 4.1)"
         cards = meld.cards + [card]
         flags = meld.wild + [wild]
-        _set_rank(cards, flags, rules)
-        check_wild_limits(SET, cards, flags, rules)
+        rank = _set_rank_or_problem(cards, flags, rules)
+        if isinstance(rank, str):
+            return rank
+        problem = _wild_limits_problem(SET, cards, flags, rules)
+        if problem is not None:
+            return problem
         meld.cards, meld.wild = cards, flags
         return wild
     n = len(meld.cards)
@@ -296,16 +327,18 @@ def lay_off(meld: TableMeld, card: Card, rules: RuleSet, as_wild: bool = False, 
         wild = True
         at_low = end == "low"
         if not (room_low if at_low else room_high):
-            raise MeldError(f"the run has no room at its {'low' if at_low else 'high'} end for a wild (RULES 4.2, 5.3)")
+            return f"the run has no room at its {'low' if at_low else 'high'} end for a wild (RULES 4.2, 5.3)"
     else:
-        raise MeldError(f"{text(card)} does not fit at {'either end' if end is None else 'the ' + end + ' end'} of the run (RULES 5.3)")
+        return f"{text(card)} does not fit at {'either end' if end is None else 'the ' + end + ' end'} of the run (RULES 5.3)"
     if at_low:
         cards, flags, low = [card] + meld.cards, [wild] + meld.wild, meld.low - 1
         if rules.ace == "wrap":
             low = position_rank(low)
     else:
         cards, flags, low = meld.cards + [card], meld.wild + [wild], meld.low
-    check_wild_limits(RUN, cards, flags, rules)
+    problem = _wild_limits_problem(RUN, cards, flags, rules)
+    if problem is not None:
+        return problem
     meld.cards, meld.wild, meld.low = cards, flags, low
     return wild
 
@@ -356,7 +389,7 @@ def opening_value(meld: TableMeld, rules: RuleSet) -> int:
 
 
 # opening values by (is a set, its rank or the run's first position, length)
-_OPENING: PerRules[tuple[bool, int, int], int] = PerRules()
+_OPENING: Final[PerRules[tuple[bool, int, int], int]] = PerRules()
 
 
 def _opening_value(is_set: bool, at: int, n: int, rules: RuleSet) -> int:

@@ -13,7 +13,7 @@ from itertools import combinations
 from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.candidates import candidate_melds, candidate_shapes, meld_value, remove_all, shaped
 from arena.rules.cards import JOKER, Card
-from arena.rules.melds import RUN, MeldError, TableMeld, form_meld, is_wild_card, lay_off, opening_value, swap_wild
+from arena.rules.melds import RUN, MeldError, TableMeld, form_meld, is_wild_card, laid_off, opening_value, swap_wild
 from arena.rules.options import RuleSet
 from arena.rules.turn import TurnOutcome, TurnView, simulate_play
 
@@ -191,10 +191,8 @@ def _table_finish(rules: RuleSet, view: TurnView) -> Play | None:
                 ends: tuple[str | None, ...] = (None, "low") if m.kind == RUN and is_wild_card(x, rules) else (None,)
                 for end in ends:
                     trial = m.copy()
-                    try:
-                        lay_off(trial, x, rules, end=end)
-                    except MeldError:
-                        continue
+                    if isinstance(laid_off(trial, x, rules, end=end), str):
+                        continue  # it does not fit (returned, not raised: most do not)
                     nexts.append((LayOff(m.id, (x,), end=end), rest, _replace(melds, trial)))
                 if x == JOKER:
                     continue

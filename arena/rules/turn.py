@@ -4,7 +4,9 @@
 ``TurnView``, which both the game and a bot's observation provide) and a
 ``Play``, and returns the outcome without touching its inputs, or raises
 ``IllegalAction`` naming the first action that breaks a rule.  The game
-applies the outcome; policies use the same function to test their moves.
+applies the outcome; policies use the same function to test their moves, or
+``refusal``, which returns the refusal instead (worked out without raising it
+where it can: the opening and end checks return theirs).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap
+from arena.rules.actions import IllegalAction, LayOff, Meld, Play, Swap, TableAction
 from arena.rules.cards import Card, text
 from arena.rules.frozen import by_fields
 from arena.rules.melds import MeldError, TableMeld, form_meld, lay_off, opening_value, swap_wild
@@ -63,42 +65,52 @@ class TurnOutcome:
         return by_fields(self)  # compiled, its __new__ runs __init__ (frozen.py)
 
 
-def _take(hand: list[Card], cards: tuple[Card, ...], where: str, rule: str = "RULES 3.2") -> None:
+def _where(n: int, act: TableAction) -> str:
+    """How a refusal names action ``n`` (from 1): said only when one is refused, not for every action checked."""
+    return f"action {n} ({type(act).__name__.lower()})"
+
+
+def _take(hand: list[Card], cards: tuple[Card, ...], n: int, act: TableAction | None, rule: str = "RULES 3.2") -> None:
+    """Take ``cards`` from ``hand`` for action ``n`` (``act``; None: the discard), or IllegalAction."""
     for c in cards:
         try:
             hand.remove(c)
         except ValueError:
+            where = "discard" if act is None else _where(n, act)
             raise IllegalAction(f"{where}: {text(c)} is not in your hand ({rule})") from None
 
 
 def simulate_play(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome:
     """The outcome of ``play``, or IllegalAction; nothing passed in is changed."""
-    try:
-        return _Turn(rules, view).run(play)
-    except IllegalAction as first:
-        if not _may_go_out_without_minimum(rules, view):
-            raise
-        # RULES 5.1: going out in one turn needs no minimum, so judge the play as if none were
-        # needed; it stands only if it goes out, and otherwise the first reason is the answer.
-        try:
-            outcome = _Turn(rules, replace(view, requirement=0)).run(play)
-        except IllegalAction as second:
-            # refused at its discard without the minimum: another discard might have gone out
-            first.whatever_the_discard = first.whatever_the_discard and second.whatever_the_discard
-            raise first from None
-        if not outcome.out:
-            # a discard takes one card whichever it is, so no other discard goes out either
-            raise first from None
-        return outcome
+    outcome = _worked_out(rules, view, play)
+    if isinstance(outcome, IllegalAction):
+        raise outcome
+    return outcome
 
 
 def refusal(rules: RuleSet, view: TurnView, play: Play) -> IllegalAction | None:
     """Why ``simulate_play`` refuses ``play`` (its ``IllegalAction``), or None if it is legal."""
-    try:
-        simulate_play(rules, view, play)
-    except IllegalAction as refused:
-        return refused
-    return None
+    outcome = _worked_out(rules, view, play)
+    return outcome if isinstance(outcome, IllegalAction) else None
+
+
+def _worked_out(rules: RuleSet, view: TurnView, play: Play) -> TurnOutcome | IllegalAction:
+    """``simulate_play``'s answer, a refusal returned: policies ask about many plays that are refused,
+    and compiled, a raised exception costs a traceback entry in every function it leaves."""
+    first = _Turn(rules, view).attempt(play)
+    if isinstance(first, TurnOutcome) or not _may_go_out_without_minimum(rules, view):
+        return first
+    # RULES 5.1: going out in one turn needs no minimum, so judge the play as if none were
+    # needed; it stands only if it goes out, and otherwise the first reason is the answer.
+    second = _Turn(rules, replace(view, requirement=0)).attempt(play)
+    if isinstance(second, IllegalAction):
+        # refused at its discard without the minimum: another discard might have gone out
+        first.whatever_the_discard = first.whatever_the_discard and second.whatever_the_discard
+        return first
+    if not second.out:
+        # a discard takes one card whichever it is, so no other discard goes out either
+        return first
+    return second
 
 
 def _may_go_out_without_minimum(rules: RuleSet, view: TurnView) -> bool:
@@ -128,45 +140,53 @@ class _Turn:
         self.pending_wilds: list[tuple[Card, int]] = []  # swapped wilds still to be melded: (card, origin meld)
         self.effects: list[dict[str, Any]] = []
 
-    def run(self, play: Play) -> TurnOutcome:
+    def attempt(self, play: Play) -> TurnOutcome | IllegalAction:
+        """The outcome, or the first refusal (returned; the actions and the discard raise theirs)."""
         try:
             self.table_play(play)
-        except IllegalAction as refused:
-            refused.whatever_the_discard = True  # nothing below has looked at the discard yet
-            raise
-        out = self.discard(play.discard)
+        except IllegalAction as in_actions:
+            in_actions.whatever_the_discard = True  # nothing below has looked at the discard yet
+            return in_actions
+        refused = self.opening_refusal()  # the most frequent refusal a policy meets: returned, not raised
+        if refused is not None:
+            refused.whatever_the_discard = True
+            return refused
         table_played = bool(play.actions)
-        self.check_end(table_played, out)
+        try:
+            out = self.discard(play.discard)
+        except IllegalAction as at_discard:
+            return at_discard
+        refused = self.end_refusal(table_played, out)
+        if refused is not None:
+            return refused
         return TurnOutcome(self.hand, self.melds, self.opened, out, play.discard, table_played, self.effects)
 
     def table_play(self, play: Play) -> None:
-        """Every action in turn, then the opening check: what does not depend on the discard."""
+        """Every action in turn: what, with the opening check, does not depend on the discard."""
         for i, act in enumerate(play.actions):
-            where = f"action {i + 1} ({type(act).__name__.lower()})"
             if not self.hand:
-                raise IllegalAction(f"{where}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
+                raise IllegalAction(f"{_where(i + 1, act)}: your hand is already empty, so nothing can follow going out (RULES 3.4)")
             if isinstance(act, Meld):
-                self.meld(act, i + 1, where)
+                self.meld(act, i + 1)
             elif isinstance(act, LayOff):
-                self.lay_off(act, i + 1, where)
+                self.lay_off(act, i + 1)
             elif isinstance(act, Swap):
-                self.swap(act, i + 1, where)
+                self.swap(act, i + 1)
             else:  # pragma: no cover - the type union is closed
-                raise IllegalAction(f"{where}: unknown action")
-        self.check_opening()
+                raise IllegalAction(f"{_where(i + 1, act)}: unknown action")
 
     # -- the actions (RULES 3.2) ------------------------------------------
-    def meld(self, act: Meld, n: int, where: str) -> None:
+    def meld(self, act: Meld, n: int) -> None:
         rules = self.rules
         if rules.melds_per_turn and not self.all_at_once and self.new_melds >= rules.melds_per_turn:
             raise IllegalAction(
-                f"{where}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
+                f"{_where(n, act)}: at most {rules.melds_per_turn} new meld{'s' if rules.melds_per_turn > 1 else ''} per turn (melds_per_turn, RULES 3.2)"
             )
-        _take(self.hand, act.cards, where)
+        _take(self.hand, act.cards, n, act)
         try:
             m = form_meld(list(act.cards), rules, act.marked, act.kind)
         except MeldError as e:
-            raise IllegalAction(f"{where}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
+            raise IllegalAction(f"{_where(n, act)}: {' '.join(text(c) for c in act.cards)} is not a valid meld: {e}") from None
         m.id, m.owner = len(self.melds), self.view.seat
         self.settle_wilds(m.cards, m.id, n)
         # Not marked as copied: a later action of this turn on it works on a copy, so ``m``
@@ -186,38 +206,38 @@ class _Turn:
         if self.opening_total >= view.requirement:
             self.opened = True
 
-    def lay_off(self, act: LayOff, n: int, where: str) -> None:
+    def lay_off(self, act: LayOff, n: int) -> None:
         rules, seat = self.rules, self.view.seat
         if not self.opened and not self.any_meld_opens:
-            raise IllegalAction(f"{where}: cannot lay off before opening (RULES 5.2)")
+            raise IllegalAction(f"{_where(n, act)}: cannot lay off before opening (RULES 5.2)")
         m = self.touch_meld(act.meld, n)
         if rules.layoff == "own" and m.owner != seat:
-            raise IllegalAction(f"{where}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
+            raise IllegalAction(f"{_where(n, act)}: you may lay off only onto your own melds (layoff = own, RULES 5.3)")
         if rules.layoff == "after_own_meld" and not any(x.owner == seat for x in self.melds):
             raise IllegalAction(
-                f"{where}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
+                f"{_where(n, act)}: you may lay off only once you have a meld of your own on the table (layoff = after_own_meld, RULES 5.3)"
             )
-        _take(self.hand, act.cards, where)
+        _take(self.hand, act.cards, n, act)
         for k, c in enumerate(act.cards):
             try:
                 lay_off(m, c, rules, as_wild=k in act.marked, end=act.end)
             except MeldError as e:
-                raise IllegalAction(f"{where}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
+                raise IllegalAction(f"{_where(n, act)}: cannot lay off {text(c)} on meld {m.id}: {e}") from None
             self.settle_wilds((c,), m.id, n)
         self.effects.append({"kind": "layoff", "seat": seat, "meld": m.id, "cards": list(act.cards)})
 
-    def swap(self, act: Swap, n: int, where: str) -> None:
+    def swap(self, act: Swap, n: int) -> None:
         rules = self.rules
         if rules.joker_swap == "none":
-            raise IllegalAction(f"{where}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
+            raise IllegalAction(f"{_where(n, act)}: swapping wilds is not allowed in this variant (joker_swap = none, RULES 4.4)")
         if not self.opened and (not self.any_meld_opens or rules.joker_swap == "after_opening"):
-            raise IllegalAction(f"{where}: cannot swap a wild before opening (RULES 5.2)")
+            raise IllegalAction(f"{_where(n, act)}: cannot swap a wild before opening (RULES 5.2)")
         m = self.touch_meld(act.meld, n)
-        _take(self.hand, (act.card,), where)
+        _take(self.hand, (act.card,), n, act)
         try:
             wild = swap_wild(m, act.card, rules, act.wild)
         except MeldError as e:
-            raise IllegalAction(f"{where}: {e}") from None
+            raise IllegalAction(f"{_where(n, act)}: {e}") from None
         self.hand.append(wild)
         if rules.swapped_wild_must_be_melded:
             self.pending_wilds.append((wild, m.id))
@@ -254,20 +274,21 @@ class _Turn:
                     break
 
     # -- after the actions --------------------------------------------------
-    def check_opening(self) -> None:
+    def opening_refusal(self) -> IllegalAction | None:
         """A turn that does not open has no melds; only_to_open needs the taken card in the opening (RULES 5.1, 3.1)."""
         view, rules = self.view, self.rules
         if not self.opened and self.new_melds:
-            raise IllegalAction(
+            return IllegalAction(
                 f"your new melds total {self.opening_total} points, short of the {view.requirement} needed to open; "
                 f"a turn that does not open may contain no melds (RULES 5.1)"
             )
         if (view.took_discard and not view.opened and rules.take_discard_before_opening == "only_to_open"
                 and not self.drawn_in_opening):
-            raise IllegalAction(
+            return IllegalAction(
                 "you took the discard before opening, so this turn must open with melds that contain that card "
                 "(take_discard_before_opening = only_to_open, RULES 3.1)"
             )
+        return None
 
     def discard(self, card: Card | None) -> bool:
         """The discard, or going out by table play (RULES 3.3, 3.4); whether the hand is now empty."""
@@ -284,21 +305,22 @@ class _Turn:
             raise IllegalAction(
                 f"cannot discard {text(card)}: it is (or equals) the card taken from the discard pile this turn (RULES 3.3)"
             )
-        _take(hand, (card,), "discard", "RULES 3.3")
+        _take(hand, (card,), 0, None, "RULES 3.3")
         for k, (pc, _origin) in enumerate(self.pending_wilds):
             if pc == card:
                 del self.pending_wilds[k]
                 break
         return not hand
 
-    def check_end(self, table_played: bool, out: bool) -> None:
+    def end_refusal(self, table_played: bool, out: bool) -> IllegalAction | None:
         """No swapped wild left unmelded (RULES 4.4); table play only when going out in all-at-once deals (RULES 3.5)."""
         if self.pending_wilds:
-            raise IllegalAction(
+            return IllegalAction(
                 f"the wild {text(self.pending_wilds[0][0])} taken by a swap must go into another meld or be the discard this turn "
                 f"(swapped_wild_must_be_melded, RULES 4.4)"
             )
         if self.all_at_once and table_played and not out:
-            raise IllegalAction(
+            return IllegalAction(
                 f"in deal {self.view.deal} you may meld, lay off or swap only in a turn in which you go out (meld_all_at_once_deals, RULES 3.5)"
             )
+        return None
