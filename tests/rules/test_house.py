@@ -297,7 +297,7 @@ def test_the_other_seats_discards_and_left_tops_are_remembered_and_deal_their_pa
             partners = {s: {c for c in full_deck(1, 0) if any(
                 c != x and (c >> 2 == x >> 2 or (c & 3 == x & 3 and abs((c >> 2) - (x >> 2)) <= 2))
                 for x, _ in cards)} for s, cards in house.shunned.items()}
-            dealt = {name: 0 for name in ("likely", "uniform")}
+            dealt = dict.fromkeys(("likely", "uniform"), 0)
             for name, policy in (("likely", house), ("uniform", uniform)):
                 for _ in range(300):
                     pos = policy._determinize(o)
