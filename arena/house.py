@@ -111,6 +111,7 @@ class HousePolicy:
         self.known: dict[int, list[Card]] = {}
         # a seat's discards (weight DISCARDED) and the tops it left (LEFT), this deal
         self.shunned: dict[int, list[tuple[Card, float]]] = {}
+        self._weights: dict[int, dict[Card, float]] = {}  # _likelihood by seat and card, until shunned changes
         self._deadline = (0.0, 0.0)
 
     # -- the two decisions ---------------------------------------------------
@@ -123,6 +124,7 @@ class HousePolicy:
         discard of the seat just before this one, and when the pile only grew, each card above this
         seat's discard is the discard of the next seat in turn.  A seat's discards and the tops it left
         are cards it had little use for (``_likelihood``)."""
+        self._weights = {}
         if obs.deal != self._deal:
             self._deal, self._after, self.known, self.shunned = obs.deal, None, {}, {}
         after, self._after = self._after, None
@@ -269,7 +271,7 @@ class HousePolicy:
             need = size - len(hand)
             shunned = self.shunned.get(s) if self.level.infer else None
             if shunned and need:
-                pool = self._deal_likely(pool, hand, need, shunned)
+                pool = self._deal_likely(pool, hand, need, shunned, self._weights.setdefault(s, {}))
             else:
                 hand += pool[:need]
                 del pool[:need]
@@ -286,16 +288,20 @@ class HousePolicy:
         return pos
 
     def _deal_likely(self, pool: list[Card], hand: list[Card], need: int,
-                      shunned: list[tuple[Card, float]]) -> list[Card]:
+                     shunned: list[tuple[Card, float]], weights: dict[Card, float]) -> list[Card]:
         """Deals ``need`` cards of the shuffled ``pool`` to ``hand``, each taken with its likelihood
-        (``_likelihood``) in pool order, the rest in order if a pass leaves the hand short; the pool left."""
+        (``_likelihood``, kept in ``weights``: a decision samples many deals from the same pile) in
+        pool order, the rest in order if a pass leaves the hand short; the pool left."""
         rules, rnd = self.rules, self.rng.random
         rest: list[Card] = []
         for i, c in enumerate(pool):
             if need == 0:
                 rest += pool[i:]
                 break
-            if rnd() < _likelihood(c, shunned, rules):
+            w = weights.get(c)
+            if w is None:
+                w = weights[c] = _likelihood(c, shunned, rules)
+            if rnd() < w:
                 hand.append(c)
                 need -= 1
             else:
