@@ -9,7 +9,8 @@ by default per deal (the first deal of the game ``seed``); with ``--game`` per w
 margin on the game's totals exactly as ``arena match`` scores a pair (every deal of a game
 replays under any seating, so all of a game's deals are duplicated).  A game is several deals,
 so a per-deal edge is a larger one per game.  The levels take turns deal by deal, so a stopped run has measured
-all of them on the same deals.  The house bot's CPU budget per decision binds exactly as in
+all of them on the same deals, and each level is also compared with the one listed before it: the
+seed-by-seed difference of their margins over the same greedy seats (the order of the levels).  The house bot's CPU budget per decision binds exactly as in
 a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match
 --time-ms 2*CAP`` would.  Much cheaper than ``arena match`` (no processes, one deal, not a
 game), so it can reach an interval narrow enough to rank the levels on this machine.
@@ -29,6 +30,7 @@ import json
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +106,13 @@ def run(variant: str, seats: int, pairs: int, minutes: float, levels: list[str],
         e = margin_estimate(diffs[lv])
         out["levels"][lv] = {"pairs": e.pairs, "nelo": e.nelo, "low": e.low, "high": e.high,
                              "mean_diff": e.mean_diff, "cpu_s_per_pair": cpu[lv] / max(e.pairs, 1)}
+    # each level against the one before it in ``levels``: the difference of their margins over the same
+    # greedy seats on the same deals, seed by seed (the luck of the deal and of greedy's play cancels)
+    out["order"] = []
+    for lower, upper in pairwise(levels):
+        e = margin_estimate([u - lo for u, lo in zip(diffs[upper], diffs[lower])])
+        out["order"].append({"lower": lower, "upper": upper, "pairs": e.pairs, "nelo": e.nelo, "low": e.low,
+                             "high": e.high, "mean_diff": e.mean_diff})
     return out
 
 
@@ -131,3 +140,7 @@ if __name__ == "__main__":
             print(f"house-{lv} vs greedy, {a.variant} {a.seats} seats: {r['nelo']:+.0f} nElo per {res['unit']} "
                   f"(95% {iv}, {r['pairs']} pairs, mean margin {r['mean_diff']:+.1f}, "
                   f"{r['cpu_s_per_pair']:.1f} CPU s a pair)")
+        for r in res["order"]:
+            iv = f"{r['low']:+.0f} to {r['high']:+.0f}" if r["low"] is not None else "n/a"
+            print(f"house-{r['upper']} over house-{r['lower']} (margins over greedy, same deals): {r['nelo']:+.0f} nElo "
+                  f"per {res['unit']} (95% {iv}, {r['pairs']} pairs, mean {r['mean_diff']:+.1f} points)")
