@@ -310,3 +310,19 @@ def test_the_other_seats_discards_and_left_tops_are_remembered_and_deal_their_pa
         else:
             g.play(house.play(o))
     assert seen >= 2
+
+
+@pytest.mark.slow
+def test_strength_bench_compares_each_level_with_the_one_before_on_the_same_deals():
+    """bench/house_strength.py's order of the levels: seed by seed, the difference of two levels' margins
+    over greedy, so its mean is the difference of their mean margins on the same deals."""
+    from bench.house_strength import run
+
+    out = run("basic", 2, 3, 5.0, ["easy", "medium", "hard"], 0.02, quiet=True, first=40)
+    levels = out["levels"]
+    assert [(r["lower"], r["upper"]) for r in out["order"]] == [("easy", "medium"), ("medium", "hard")]
+    for r in out["order"]:
+        assert r["pairs"] == levels[r["upper"]]["pairs"] == 3
+        assert r["mean_diff"] == pytest.approx(levels[r["upper"]]["mean_diff"] - levels[r["lower"]]["mean_diff"])
+        assert r["low"] is not None and r["low"] <= r["nelo"] <= r["high"]
+    assert run("basic", 2, 1, 5.0, ["easy"], 0.02, quiet=True, first=40)["order"] == []
