@@ -245,6 +245,7 @@ class BotHost:
 
     def _exit_problem(self, peer: Peer) -> tuple[Kind, str]:
         assert peer.process is not None
+        peer.process.settle_log()  # the log's copier may not have written the last output yet: read it after
         # The sandbox could not run the command (no such program): as a launch that failed, not a crash of it
         if m := _NOT_STARTED.search(self.output_of_start(peer, 3, 1000)):
             return "crash", f"could not start the bot: {m.group(1).strip()}"
