@@ -8,10 +8,10 @@ margin test's (``arena.tournament.sprt.margin_estimate``, what ``arena match`` r
 by default per deal (the first deal of the game ``seed``); with ``--game`` per whole game, the
 margin on the game's totals exactly as ``arena match`` scores a pair (every deal of a game
 replays under any seating, so all of a game's deals are duplicated).  A game is several deals,
-so a per-deal edge is a larger one per game.  The levels take turns deal by deal, so a stopped run has measured
-all of them on the same deals, and each level is also compared with the one listed before it: the
-seed-by-seed difference of their margins over the same greedy seats (the order of the levels).  The house bot's CPU budget per decision binds exactly as in
-a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match
+so a per-deal edge is a larger one per game.  The levels take turns deal by deal, so a stopped
+run has measured all of them on the same deals, and each level is also compared with the one
+listed before it: the seed-by-seed difference of their margins over the same greedy seats (the
+order of the levels).  The house bot's CPU budget per decision binds exactly as in a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match
 --time-ms 2*CAP`` would.  Much cheaper than ``arena match`` (no processes, one deal, not a
 game), so it can reach an interval narrow enough to rank the levels on this machine.
 
