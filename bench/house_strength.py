@@ -11,8 +11,9 @@ replays under any seating, so all of a game's deals are duplicated).  A game is 
 so a per-deal edge is a larger one per game.  The levels take turns deal by deal, so a stopped
 run has measured all of them on the same deals, and each level is also compared with the one
 listed before it: the seed-by-seed difference of their margins over the same greedy seats (the
-order of the levels).  The house bot's CPU budget per decision binds exactly as in a bot (its own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match
---time-ms 2*CAP`` would.  Much cheaper than ``arena match`` (no processes, one deal, not a
+order of the levels).  The house bot's CPU budget per decision binds exactly as in a bot (its
+own ``time.process_time`` clock); ``--budget-cap`` halves it as ``arena match --time-ms 2*CAP``
+would.  Much cheaper than ``arena match`` (no processes, one deal, not a
 game), so it can reach an interval narrow enough to rank the levels on this machine.
 
 Pairs run ``--jobs`` at a time in worker processes (each decision's budget is its own process's
