@@ -44,7 +44,7 @@ from arena.rules.options import resolve
 from arena.tournament.sprt import margin_estimate
 
 
-def deal_margin(variant: str, seats: int, seed: int, level: str, house_seat: int, cap_s: float,
+def seat_margin(variant: str, seats: int, seed: int, level: str, house_seat: int, cap_s: float,
                 game: bool = False) -> float:
     """One deal (or with ``game``, the whole game) with the house level at ``house_seat`` and greedy
     elsewhere: the house seat's margin, its score minus the mean of the others' (totals for a game)."""
@@ -69,7 +69,7 @@ def deal_margin(variant: str, seats: int, seed: int, level: str, house_seat: int
 def pair(variant: str, seats: int, seed: int, level: str, cap_s: float, game: bool = False) -> tuple[float, float]:
     """One duplicate pair (the house level in each seat in turn, on deal or game ``seed``): its margin and CPU seconds."""
     t = time.process_time()
-    d = sum(deal_margin(variant, seats, seed, level, s, cap_s, game) for s in range(seats))
+    d = sum(seat_margin(variant, seats, seed, level, s, cap_s, game) for s in range(seats))
     return d, time.process_time() - t
 
 

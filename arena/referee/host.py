@@ -245,7 +245,6 @@ class BotHost:
 
     def _exit_problem(self, peer: Peer) -> tuple[Kind, str]:
         assert peer.process is not None
-        peer.process.settle_log()  # the log's copier may not have written the last output yet: read it after
         # The sandbox could not run the command (no such program): as a launch that failed, not a crash of it
         if m := _NOT_STARTED.search(self.output_of_start(peer, 3, 1000)):
             return "crash", f"could not start the bot: {m.group(1).strip()}"
@@ -265,7 +264,10 @@ class BotHost:
 
     def output_of_start(self, peer: Peer, lines: int, max_bytes: int) -> str:
         """The last ``lines`` lines the bot wrote since its last launch (never an earlier run's, in a
-        log folder that is used again), at most ``max_bytes`` of them."""
+        log folder that is used again), at most ``max_bytes`` of them.  Once the bot has ended, its log's
+        copier is first given the moment it needs to write the last of it (``settle_log``)."""
+        if peer.process is not None:
+            peer.process.settle_log()
         path = self.log_path(peer)
         try:
             size = path.stat().st_size
